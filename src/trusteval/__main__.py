@@ -1,0 +1,5 @@
+import sys
+
+from trusteval.cli import main
+
+sys.exit(main())

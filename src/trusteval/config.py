@@ -1,0 +1,167 @@
+"""Typed run configuration: one RunSpec from a YAML file, the environment and command-line flags.
+
+Precedence is data, not control flow: `merge_sources` applies the sources in the order of `SOURCE_ORDER`
+(YAML file < environment < flags), each overriding the keys it sets. Unknown keys and wrong types are errors
+that name the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from trusteval.errors import UsageError
+from trusteval.records import GenerationParams, content_hash
+
+SOURCE_ORDER = ("file", "env", "flags")
+ENV_PREFIX = "TRUSTEVAL_"
+DEFAULT_STORE = "trusteval-workspace"
+
+# Fields that change how a run executes, not what it computes: they stay out of the run id.
+OPERATIONAL_FIELDS = frozenset(
+    {"store", "concurrency", "timeout_s", "max_retries", "data_dir", "download", "resamples", "cache_dir"}
+)
+
+
+class RunSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    benchmark: str
+    models: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
+    dataset: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    sample_seed: int = 0
+    seeds: list[int] = Field(default_factory=lambda: [42, 43, 44], min_length=1)
+    temperature: float = Field(default=0.7, ge=0.0)
+    top_p: float = Field(default=0.9, gt=0.0, le=1.0)
+    max_new_tokens: int = Field(default=512, ge=1)
+    template: str = "{text}"
+    scorer: str | None = None
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    prompt_toxicity: Literal["scorer", "label"] = "scorer"
+    force_scorer_language: bool = False
+    judge: str | None = None
+    per_category: int | None = Field(default=None, ge=1)
+    options: dict[str, str] = Field(default_factory=dict)
+    concurrency: int = Field(default=8, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    resamples: int = Field(default=1000, ge=10)
+    store: str = DEFAULT_STORE
+    data_dir: str | None = None
+    cache_dir: str | None = None
+    download: bool = False
+    trust_remote_code: bool = False
+
+    @field_validator("template")
+    @classmethod
+    def _template_has_text(cls, value: str) -> str:
+        if "{text}" not in value:
+            raise ValueError("the template must contain {text}, where the prompt goes")
+        return value
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError("seeds must be distinct")
+        return value
+
+    @property
+    def params(self) -> GenerationParams:
+        return GenerationParams(self.temperature, self.top_p, self.max_new_tokens)
+
+    @property
+    def run_id(self) -> str:
+        """Same work, same id: running an identical spec again resumes and reuses that run."""
+        work = self.model_dump(exclude=set(OPERATIONAL_FIELDS))
+        return f"{self.benchmark}-{content_hash(work)[:12]}"
+
+    def store_path(self) -> Path:
+        return Path(self.store)
+
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir) if self.cache_dir else Path.home() / ".cache" / "trusteval"
+
+
+def yaml_source(path: str | Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The mapping in a YAML run spec and the line of each top-level key."""
+    import yaml
+
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except OSError as exc:
+        raise UsageError(f"run spec '{path}': cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"run spec '{path}': not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}" if mark else ""
+        raise UsageError(f"run spec '{path}'{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        raise UsageError(f"run spec '{path}': the file is empty")
+    if not isinstance(data, dict):
+        raise UsageError(f"run spec '{path}', line 1: expected a mapping of keys to values")
+    lines = {key.value: key.start_mark.line + 1 for key, _ in node.value} if node is not None else {}
+    return data, lines
+
+
+def env_source(env: Mapping[str, str]) -> dict[str, Any]:
+    """TRUSTEVAL_<FIELD> variables for the run spec's fields (lists comma-separated)."""
+    found: dict[str, Any] = {}
+    for name in RunSpec.model_fields:
+        value = env.get(ENV_PREFIX + name.upper())
+        if value is None or value == "":
+            continue
+        found[name] = value.split(",") if name in {"models", "seeds"} else value
+    return found
+
+
+def merge_sources(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for name in SOURCE_ORDER:
+        merged.update({k: v for k, v in sources.get(name, {}).items() if v is not None})
+    return merged
+
+
+def build_run_spec(
+    flags: Mapping[str, Any], *, spec_file: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> RunSpec:
+    file_values, lines = yaml_source(spec_file) if spec_file else ({}, {})
+    sources = {"file": file_values, "env": env_source(env if env is not None else os.environ), "flags": flags}
+    merged = merge_sources(sources)
+    try:
+        return RunSpec.model_validate(merged)
+    except ValidationError as exc:
+        raise UsageError(_describe_validation(exc, sources, spec_file, lines)) from None
+
+
+def _describe_validation(
+    exc: ValidationError, sources: Mapping[str, Mapping[str, Any]], spec_file: Any, lines: dict[str, int]
+) -> str:
+    problems = []
+    for error in exc.errors():
+        key = str(error["loc"][0]) if error["loc"] else "?"
+        origin = next((s for s in reversed(SOURCE_ORDER) if key in sources.get(s, {})), None)
+        if origin == "file":
+            where = f"run spec '{spec_file}', line {lines.get(key, '?')}, key '{key}'"
+        elif origin == "env":
+            where = f"environment variable {ENV_PREFIX}{key.upper()}"
+        elif origin == "flags":
+            where = f"flag --{key.replace('_', '-')}"
+        else:
+            where = f"key '{key}'"
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        if error["type"] == "extra_forbidden":
+            from trusteval.registry import did_you_mean
+
+            message += f".{did_you_mean(key, list(RunSpec.model_fields))}"
+        problems.append(f"{where}: {message}")
+    return "; ".join(problems)

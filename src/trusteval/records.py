@@ -1,0 +1,123 @@
+"""Frozen records that cross stages: Prompt -> Request -> Generation -> Score.
+
+Records are plain, typed and serialisable. Every stage reads and writes these and nothing else, so a stage can
+be re-run from the store without the one before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+TOXIC = 1
+NON_TOXIC = 0
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: the input of every content hash."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_hash(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One evaluation item from a dataset.
+
+    `label` is the dataset's toxicity label (1 toxic, 0 non-toxic) when it has one; `category` is the attribute
+    class used for bias (COLD topic, HateXplain target class, ...); `attributes` carries anything else a
+    benchmark needs (a norm's judgment, a fine-grained label).
+    """
+
+    id: str
+    dataset: str
+    text: str
+    lang: str
+    label: int | None = None
+    category: str | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    temperature: float = 0.7
+    top_p: float = 0.9
+    max_new_tokens: int = 512
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A chat request for one model, one prompt, one seed. `key` is its content hash."""
+
+    key: str
+    model: str
+    messages: tuple[tuple[str, str], ...]
+    params: GenerationParams
+    seed: int
+
+    @staticmethod
+    def build(
+        model_identity: str,
+        messages: tuple[tuple[str, str], ...],
+        params: GenerationParams,
+        seed: int,
+    ) -> Request:
+        key = content_hash({"model": model_identity, "messages": messages, "params": params.as_dict(), "seed": seed})
+        return Request(key=key, model=model_identity, messages=messages, params=params, seed=seed)
+
+    def chat(self) -> list[dict[str, str]]:
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A model's answer to a Request. A failure is a Generation with `error` set and `text` None."""
+
+    key: str
+    text: str | None
+    finish_reason: str | None = None
+    error: str | None = None
+    latency_s: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    retries: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+    @staticmethod
+    def failure(key: str, reason: str, *, retries: int = 0, latency_s: float = 0.0) -> Generation:
+        return Generation(key=key, text=None, error=reason, retries=retries, latency_s=latency_s)
+
+
+@dataclass(frozen=True)
+class Score:
+    """A scorer's value for one subject (a text, or a prompt-response pair).
+
+    `value` is None when the scorer could not produce one; then `status` says why ("unparsed", "error",
+    "refused") and `detail` keeps the raw output. A failed score is never turned into 0 or 1.
+    """
+
+    subject: str
+    scorer: str
+    value: float | None
+    status: str = "ok"
+    label: str | None = None
+    detail: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.value is not None
+
+
+def text_subject(*parts: str) -> str:
+    """The subject key of a text (or a tuple of texts): its content hash."""
+    return content_hash(list(parts))

@@ -1,0 +1,105 @@
+"""Spec strings that name a part and its options: `kind:name?option=value&option=value`.
+
+Model backends (`hf:gpt2?dtype=bfloat16`), scorers (`hf:thu-coai/roberta-base-cold?label=1`) and judges all
+use this one form. A spec's identity (kind, name and the options that change outputs) goes into content
+hashes; operational options (URL, timeouts, concurrency) do not, so moving a server or raising concurrency
+still reuses stored rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from trusteval.errors import UsageError
+
+OPERATIONAL_OPTIONS = frozenset(
+    {
+        "base_url",
+        "api_key_env",
+        "timeout",
+        "concurrency",
+        "batch_size",
+        "max_retries",
+        "n_threads",
+        "device",
+        "rps",
+        "trust_remote_code",
+        "backoff_base",
+        "backoff_max",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: str
+    name: str
+    options: dict[str, str] = field(default_factory=dict)
+    raw: str = ""
+
+    @classmethod
+    def parse(cls, raw: str, *, aliases: dict[str, str] | None = None, bare: bool = False) -> Spec:
+        """Read `kind:name?options`. With `bare`, a string with no colon is a kind with no name."""
+        text = raw.strip()
+        text = (aliases or {}).get(text, text)
+        head, _, query = text.partition("?")
+        kind, sep, name = head.partition(":")
+        if not kind or (not bare and (not sep or not name)):
+            raise UsageError(
+                f"spec '{raw}' is not 'kind:name[?option=value&...]' "
+                "(for example hf:gpt2, openai:gpt-4o-mini?base_url=http://127.0.0.1:8000/v1, llamacpp:smollm2)"
+            )
+        try:
+            options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+        except ValueError as exc:
+            raise UsageError(f"spec '{raw}': cannot read options '{query}': {exc}") from exc
+        return cls(kind=kind, name=name, options=options, raw=raw)
+
+    @property
+    def backend(self) -> str:
+        return self.kind
+
+    @property
+    def identity(self) -> str:
+        """Kind, name, and only the options that change the outputs."""
+        kept = {k: v for k, v in sorted(self.options.items()) if k not in OPERATIONAL_OPTIONS}
+        base = f"{self.kind}:{self.name}" if self.name else self.kind
+        return base + (f"?{urlencode(kept)}" if kept else "")
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return self.options.get(key, default)
+
+    def int_option(self, key: str, default: int) -> int:
+        return int(self._typed(key, default, int))
+
+    def float_option(self, key: str, default: float) -> float:
+        return float(self._typed(key, default, float))
+
+    def bool_option(self, key: str, default: bool = False) -> bool:
+        value = self.options.get(key)
+        if value is None:
+            return default
+        if value.lower() in {"1", "true", "yes", "on"}:
+            return True
+        if value.lower() in {"0", "false", "no", "off"}:
+            return False
+        raise UsageError(f"spec '{self.raw}': option '{key}' must be true or false, not '{value}'")
+
+    def check_options(self, allowed: set[str] | frozenset[str]) -> None:
+        unknown = sorted(set(self.options) - set(allowed))
+        if unknown:
+            raise UsageError(
+                f"spec '{self.raw}': unknown option(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(allowed)) or 'none'}"
+            )
+
+    def _typed(self, key: str, default: Any, kind: type) -> Any:
+        value = self.options.get(key)
+        if value is None:
+            return default
+        try:
+            return kind(value)
+        except ValueError:
+            raise UsageError(f"spec '{self.raw}': option '{key}' must be {kind.__name__}, not '{value}'") from None

@@ -1,0 +1,449 @@
+"""The store: one SQLite file (WAL mode) in a workspace folder, and the only module that writes rows.
+
+Rows are keyed by content hashes, so writing a row twice is a no-op and a killed run resumes by skipping the
+keys already present. Every write is its own short transaction: a process killed at any moment loses at most
+the work in flight. Schema changes are append-only migrations.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from trusteval.errors import StoreError
+from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+
+STORE_FILENAME = "trusteval.sqlite"
+BUSY_TIMEOUT_MS = 60_000
+T = TypeVar("T")
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        benchmark TEXT NOT NULL,
+        dataset TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        status TEXT NOT NULL
+    );
+    CREATE TABLE prompts (
+        dataset TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        label INTEGER,
+        category TEXT,
+        attributes TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        PRIMARY KEY (dataset, prompt_id)
+    );
+    CREATE TABLE requests (
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        params TEXT NOT NULL,
+        seed INTEGER NOT NULL
+    );
+    CREATE TABLE run_items (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        request_key TEXT NOT NULL REFERENCES requests(key),
+        model TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        dataset TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        variant TEXT NOT NULL,
+        PRIMARY KEY (run_id, request_key)
+    );
+    CREATE TABLE generations (
+        key TEXT PRIMARY KEY,
+        text TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        finish_reason TEXT,
+        latency_s REAL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        retries INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE generation_failures (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL,
+        error TEXT NOT NULL,
+        retries INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX generation_failures_key ON generation_failures(key);
+    CREATE TABLE scores (
+        subject TEXT NOT NULL,
+        scorer TEXT NOT NULL,
+        value REAL,
+        status TEXT NOT NULL,
+        label TEXT,
+        detail TEXT,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (subject, scorer)
+    );
+    CREATE TABLE scorers (
+        scorer TEXT PRIMARY KEY,
+        info TEXT NOT NULL
+    );
+    CREATE TABLE aggregates (
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    """,
+)
+
+
+@dataclass(frozen=True)
+class RunItem:
+    """One row of a run, joined: the request, its prompt, and the generation if there is one."""
+
+    request_key: str
+    model: str
+    seed: int
+    prompt: Prompt
+    prompt_subject: str
+    variant: dict[str, Any]
+    response: str | None
+    response_subject: str | None
+    error: str | None
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
+class Store:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, folder: str | Path) -> Store:
+        folder = Path(folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / STORE_FILENAME
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the store in '{folder}': {exc}") from exc
+        store = cls(conn, path)
+        store._migrate()
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions -------------------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT, retried while another process holds the write lock."""
+        self._with_retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self._with_retry(lambda: self.conn.execute("COMMIT"))
+
+    def _with_retry(self, action: Callable[[], T], attempts: int = 20) -> T:
+        for attempt in range(attempts):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc) and attempt < attempts - 1:
+                    time.sleep(min(0.05 * 2**attempt, 2.0))
+                    continue
+                raise self._store_error(exc) from exc
+        raise AssertionError("unreachable")
+
+    def _store_error(self, exc: sqlite3.Error) -> StoreError:
+        message = str(exc)
+        if "full" in message.lower():
+            hint = "the disk is full; free space and run the same command again (nothing stored is lost)"
+        elif "readonly" in message.lower() or "read-only" in message.lower():
+            hint = "the store is not writable; fix its permissions or pass another --store"
+        else:
+            hint = message
+        return StoreError(f"store '{self.path}': {hint}")
+
+    def _write(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        try:
+            with self.transaction() as conn:
+                conn.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise self._store_error(exc) from exc
+
+    def _migrate(self) -> None:
+        try:
+            with self.transaction() as conn:
+                conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)")
+                done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+                for version, script in enumerate(MIGRATIONS, start=1):
+                    if version in done:
+                        continue
+                    for statement in filter(str.strip, script.split(";")):
+                        conn.execute(statement)
+                    conn.execute("INSERT INTO schema_migrations (version) VALUES (?)", (version,))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"'{self.path}' is not a usable trusteval store: {exc}") from exc
+
+    # -- runs ---------------------------------------------------------------------------------------------
+
+    def begin_run(
+        self,
+        run_id: str,
+        *,
+        benchmark: str,
+        dataset: str,
+        spec: dict[str, Any],
+        prompts: Iterable[Prompt],
+        items: Iterable[tuple[Request, str, Prompt, dict[str, Any]]],
+    ) -> None:
+        """Record a run and its planned requests in one transaction: a run is all there or not at all.
+
+        `items` are (request, model spec as the user wrote it, prompt, variant) tuples.
+        """
+        now = time.time()
+        prompt_rows = [_prompt_row(p) for p in prompts]
+        request_rows, item_rows = [], []
+        for request, model, prompt, variant in items:
+            request_rows.append(
+                (
+                    request.key,
+                    request.model,
+                    canonical_json(request.messages),
+                    canonical_json(request.params.as_dict()),
+                    request.seed,
+                )
+            )
+            item_rows.append(
+                (run_id, request.key, model, request.seed, prompt.dataset, prompt.id, canonical_json(variant))
+            )
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO runs VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE SET"
+                    " updated_at=excluded.updated_at, status='running'",
+                    (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
+                )
+                conn.executemany("INSERT OR IGNORE INTO prompts VALUES (?,?,?,?,?,?,?,?)", prompt_rows)
+                conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
+                conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
+        except sqlite3.Error as exc:
+            raise self._store_error(exc) from exc
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        self._write("UPDATE runs SET status=?, updated_at=? WHERE run_id=?", [(status, time.time(), run_id)])
+
+    def run_info(self, run_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        info = dict(row)
+        info["spec"] = json.loads(info["spec"])
+        return info
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT r.run_id, r.benchmark, r.dataset, r.status, r.created_at, r.updated_at,"
+            " (SELECT COUNT(*) FROM run_items i WHERE i.run_id = r.run_id) AS items"
+            " FROM runs r ORDER BY r.updated_at DESC"
+        )
+        return [dict(row) for row in rows]
+
+    def latest_run_id(self) -> str | None:
+        row = self.conn.execute("SELECT run_id FROM runs ORDER BY updated_at DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    # -- generations --------------------------------------------------------------------------------------
+
+    def stored_generation_keys(self, keys: Iterable[str]) -> set[str]:
+        return self._existing("SELECT key FROM generations WHERE key IN ({})", keys)
+
+    def add_generations(self, generations: Iterable[Generation]) -> None:
+        now = time.time()
+        done, failed = [], []
+        for g in generations:
+            if g.ok:
+                done.append(
+                    (
+                        g.key,
+                        g.text,
+                        text_subject(g.text or ""),
+                        g.finish_reason,
+                        g.latency_s,
+                        g.prompt_tokens,
+                        g.completion_tokens,
+                        g.retries,
+                        now,
+                    )
+                )
+            else:
+                failed.append((g.key, g.error or "unknown error", g.retries, now))
+        try:
+            with self.transaction() as conn:
+                conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", done)
+                conn.executemany(
+                    "INSERT INTO generation_failures (key, error, retries, created_at) VALUES (?,?,?,?)",
+                    failed,
+                )
+        except sqlite3.Error as exc:
+            raise self._store_error(exc) from exc
+
+    # -- scores -------------------------------------------------------------------------------------------
+
+    def register_scorer(self, scorer_id: str, info: dict[str, Any]) -> None:
+        self._write(
+            "INSERT INTO scorers VALUES (?,?) ON CONFLICT(scorer) DO UPDATE SET info=excluded.info",
+            [(scorer_id, canonical_json(info))],
+        )
+
+    def scorer_info(self, scorer_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT info FROM scorers WHERE scorer=?", (scorer_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def scored_subjects(self, scorer_id: str, subjects: Iterable[str]) -> set[str]:
+        """Subjects that already have a final score (ok or unparsed); errors are scored again."""
+        return self._existing(
+            "SELECT subject FROM scores WHERE scorer=? AND status != 'error' AND subject IN ({})",
+            subjects,
+            scorer_id,
+        )
+
+    def add_scores(self, scores: Iterable[Score]) -> None:
+        now = time.time()
+        self._write(
+            "INSERT INTO scores VALUES (?,?,?,?,?,?,?) ON CONFLICT(subject, scorer) DO UPDATE SET"
+            " value=excluded.value, status=excluded.status, label=excluded.label, detail=excluded.detail,"
+            " created_at=excluded.created_at WHERE scores.status = 'error'",
+            [(s.subject, s.scorer, s.value, s.status, s.label, s.detail, now) for s in scores],
+        )
+
+    def scores(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, Score]:
+        found: dict[str, Score] = {}
+        for chunk in _chunks(list(dict.fromkeys(subjects)), 900):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT * FROM scores WHERE scorer=? AND subject IN ({marks})", (scorer_id, *chunk)
+            )
+            for row in rows:
+                found[row["subject"]] = Score(
+                    subject=row["subject"],
+                    scorer=row["scorer"],
+                    value=row["value"],
+                    status=row["status"],
+                    label=row["label"],
+                    detail=row["detail"],
+                )
+        return found
+
+    # -- aggregates ---------------------------------------------------------------------------------------
+
+    def put_aggregate(self, run_id: str, name: str, value: Any) -> None:
+        self._write(
+            "INSERT INTO aggregates VALUES (?,?,?,?) ON CONFLICT(run_id, name) DO UPDATE SET"
+            " value=excluded.value, created_at=excluded.created_at",
+            [(run_id, name, canonical_json(value), time.time())],
+        )
+
+    def aggregate(self, run_id: str, name: str) -> Any | None:
+        row = self.conn.execute("SELECT value FROM aggregates WHERE run_id=? AND name=?", (run_id, name)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    # -- reading a run ------------------------------------------------------------------------------------
+
+    def run_items(self, run_id: str) -> list[RunItem]:
+        rows = self.conn.execute(
+            """
+            SELECT i.request_key, i.model, i.seed, i.variant,
+                   p.dataset, p.prompt_id, p.text AS prompt_text, p.lang, p.label, p.category,
+                   p.attributes, p.subject AS prompt_subject,
+                   g.text AS response, g.subject AS response_subject,
+                   (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
+                    ORDER BY f.id DESC LIMIT 1) AS error
+            FROM run_items i
+            JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+            LEFT JOIN generations g ON g.key = i.request_key
+            WHERE i.run_id = ?
+            ORDER BY i.rowid
+            """,
+            (run_id,),
+        )
+        return [_run_item(row) for row in rows]
+
+    def count(self, table: str) -> int:
+        if table not in {"generations", "scores", "run_items", "requests", "prompts", "generation_failures"}:
+            raise ValueError(table)
+        return self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    def _existing(self, sql: str, keys: Iterable[str], *leading: Any) -> set[str]:
+        found: set[str] = set()
+        for chunk in _chunks(list(dict.fromkeys(keys)), 900):
+            query = sql.format(",".join("?" * len(chunk)))
+            found.update(row[0] for row in self.conn.execute(query, (*leading, *chunk)))
+        return found
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _prompt_row(p: Prompt) -> tuple[Any, ...]:
+    return (
+        p.dataset,
+        p.id,
+        p.text,
+        p.lang,
+        p.label,
+        p.category,
+        canonical_json(p.attributes),
+        text_subject(p.text),
+    )
+
+
+def _run_item(row: sqlite3.Row) -> RunItem:
+    prompt = Prompt(
+        id=row["prompt_id"],
+        dataset=row["dataset"],
+        text=row["prompt_text"],
+        lang=row["lang"],
+        label=row["label"],
+        category=row["category"],
+        attributes=json.loads(row["attributes"]),
+    )
+    return RunItem(
+        request_key=row["request_key"],
+        model=row["model"],
+        seed=row["seed"],
+        prompt=prompt,
+        prompt_subject=row["prompt_subject"],
+        variant=json.loads(row["variant"]),
+        response=row["response"],
+        response_subject=row["response_subject"],
+        error=None if row["response"] is not None else row["error"],
+    )
