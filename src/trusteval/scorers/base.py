@@ -1,0 +1,51 @@
+"""The scorer protocol: a batched callable over texts that records who it is on every score.
+
+A scorer is built once by its factory (its model loaded once) and then called on batches of texts. It
+returns one Outcome per text; an Outcome without a value carries the reason (`status`, `detail`), so a failed
+score is stored as a failure and counted, never turned into 0 or 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Outcome:
+    value: float | None
+    status: str = "ok"
+    label: str | None = None
+    detail: str | None = None
+
+    @staticmethod
+    def unscored(status: str, detail: str) -> Outcome:
+        return Outcome(value=None, status=status, detail=detail)
+
+
+@dataclass(frozen=True)
+class ScorerContext:
+    """What a scorer factory is given: the environment (for API keys), the data folder (for detectors trained
+    on first use) and the cache folder (for trained detectors and cached API responses)."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    data_dir: Path | None = None
+    cache_dir: Path = Path.home() / ".cache" / "trusteval"
+
+
+@runtime_checkable
+class TextScorer(Protocol):
+    """Scores texts. `id` is unique per model and version (it keys stored scores); `languages` lists the
+    languages it is valid for (empty: any); `threshold` turns a value into toxic / not toxic."""
+
+    id: str
+    kind: str
+    languages: frozenset[str]
+    threshold: float
+    batch_size: int
+
+    def score(self, texts: Sequence[str]) -> list[Outcome]: ...
+
+    def describe(self) -> dict[str, Any]: ...
