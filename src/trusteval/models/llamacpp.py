@@ -1,0 +1,100 @@
+"""`llamacpp`: a GGUF model in process through llama-cpp-python, with the chat template stored in the file.
+
+Spec: `llamacpp:/path/model.gguf?n_ctx=4096&n_threads=4`, or `llamacpp:smollm2` for the embedded default.
+One model instance answers one request at a time (llama.cpp contexts are not thread-safe); each request sets
+its own sampling seed, so an answer does not depend on what ran before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trusteval.errors import BackendError, missing_extra
+from trusteval.models.base import BackendSettings, ModelSpec
+from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path
+from trusteval.records import Generation, Request
+
+
+def resolve_gguf(name: str) -> Path:
+    if name in EMBEDDED_NAMES:
+        return embedded_gguf_path()
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise BackendError(f"llamacpp: no GGUF file at '{path}'")
+    return path
+
+
+class LlamaCppBackend:
+    batch_size = 1
+    max_concurrency = 1
+
+    def __init__(self, spec: ModelSpec, path: Path, llama: Any) -> None:
+        self.spec = spec
+        self.path = path
+        self._llama = llama
+
+    async def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        return await asyncio.to_thread(lambda: [self._answer(r) for r in requests])
+
+    def _answer(self, request: Request) -> Generation:
+        started = time.perf_counter()
+        try:
+            out = self._llama.create_chat_completion(
+                messages=request.chat(),
+                temperature=request.params.temperature,
+                top_p=request.params.top_p,
+                max_tokens=request.params.max_new_tokens,
+                seed=request.seed,
+            )
+        except Exception as exc:  # a bad request must not end the run; it is stored as a failure
+            return Generation.failure(request.key, f"llamacpp: {exc}", latency_s=time.perf_counter() - started)
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Generation(
+            key=request.key,
+            text=choice["message"].get("content") or "",
+            finish_reason=choice.get("finish_reason"),
+            latency_s=time.perf_counter() - started,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+        )
+
+    async def aclose(self) -> None:
+        close = getattr(self._llama, "close", None)
+        if close:
+            close()
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "llamacpp", "model": self.spec.identity, "file": self.path.name}
+
+
+def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
+    resolve_gguf(spec.name)
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise missing_extra("llama-cpp-python", "llamacpp")
+
+
+def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
+    path = resolve_gguf(spec.name)
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise missing_extra("llama-cpp-python", "llamacpp") from None
+    threads = spec.int_option("n_threads", max(1, (os.cpu_count() or 2)))
+    try:
+        llama = Llama(
+            model_path=str(path),
+            n_ctx=spec.int_option("n_ctx", 4096),
+            n_threads=threads,
+            seed=0,
+            verbose=False,
+        )
+    except Exception as exc:
+        raise BackendError(f"llamacpp: cannot load '{path}': {exc}") from exc
+    return LlamaCppBackend(spec, path, llama)

@@ -1,0 +1,371 @@
+"""`openai`: any OpenAI-compatible chat server (vLLM, SGLang, llama.cpp server, Ollama, hosted APIs).
+
+Spec: `openai:<model>?base_url=http://127.0.0.1:8000/v1&api_key_env=OPENAI_API_KEY&timeout=60&concurrency=32`
+(also `max_retries`, `backoff_base`, `backoff_max`). The API key is read from the injected environment
+(`BackendSettings.env`), never from `os.environ`; it is required only when `base_url` is not a loopback
+address, and `api_key_env=` (empty) sends no key at all. The key never appears in `describe()`, reasons or
+errors.
+
+Each request is one POST to `{base_url}/chat/completions`. Overloads, server errors, broken connections,
+timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter (`Retry-After`
+is honoured on 429 and 503); other client errors fail at once. A request that still fails is a failed
+Generation with the reason and the number of retries; `generate()` never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import random
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from trusteval.errors import BackendError, UsageError
+from trusteval.models.base import BackendSettings, ModelSpec
+from trusteval.records import Generation, Request
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+KNOWN_OPTIONS = frozenset(
+    {"base_url", "api_key_env", "timeout", "concurrency", "max_retries", "backoff_base", "backoff_max"}
+)
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+KEY_REFUSED_STATUSES = frozenset({401, 403})
+MAX_RETRY_AFTER_S = 60.0
+PROBE_TIMEOUT_S = 5.0
+CONNECTIONS_PER_CLIENT = 16
+EXCERPT_CHARS = 200
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    model: str
+    base_url: str
+    api_key_env: str
+    api_key: str | None = field(repr=False)
+    timeout_s: float
+    concurrency: int
+    max_retries: int
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+
+    @property
+    def public_url(self) -> str:
+        """base_url without any user:password part, for messages."""
+        parts = urlsplit(self.base_url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{host}{port}{parts.path}"
+
+    @property
+    def host(self) -> str:
+        parts = urlsplit(self.base_url)
+        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one HTTP attempt: a Generation, or a reason and whether trying again may help."""
+
+    generation: Generation | None = None
+    reason: str = ""
+    retryable: bool = False
+    retry_after_s: float | None = None
+
+
+def is_loopback(base_url: str) -> bool:
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date), capped at 60 s."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None or when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
+    """Exponential backoff with jitter: between half and all of base * 2**retry, at most max_s."""
+    ceiling = min(max_s, base_s * (2**retry))
+    return ceiling * (0.5 + random.random() / 2)
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def connection_failure(exc: BaseException) -> str:
+    """A short human reason for a transport error, from the innermost OS error when there is one."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return f"host name not found ({cause.strerror or cause})"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset by the server"
+        cause = cause.__cause__ or cause.__context__
+    return str(exc) or type(exc).__name__
+
+
+def chat_payload(model: str, request: Request) -> dict[str, Any]:
+    return {
+        "model": model,
+        "messages": request.chat(),
+        "temperature": request.params.temperature,
+        "top_p": request.params.top_p,
+        "max_tokens": request.params.max_new_tokens,
+        "seed": request.seed,
+    }
+
+
+def read_completion(key: str, body: Any) -> Generation | str:
+    """The Generation in a chat completion body, or the reason the body is not one."""
+    if not isinstance(body, dict):
+        return f"response is not a JSON object: {excerpt(json.dumps(body))}"
+    choices = body.get("choices")
+    if not choices or not isinstance(choices, list):
+        return f"response has no choices: {excerpt(json.dumps(body))}"
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return f"response choice has no message: {excerpt(json.dumps(choice))}"
+    usage = body.get("usage") or {}
+    return Generation(
+        key=key,
+        text=message.get("content") or "",
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+    )
+
+
+class OpenAIBackend:
+    batch_size = 1
+
+    def __init__(self, spec: ModelSpec, config: OpenAIConfig, clients: Sequence[httpx.AsyncClient]) -> None:
+        self.spec = spec
+        self.config = config
+        self.max_concurrency = config.concurrency
+        self._clients = list(clients)
+        # A free slot is the index of the client it uses; slots are dealt round-robin, so no client ever has
+        # more requests in flight than its share of the concurrency.
+        self._free_slots: asyncio.Queue[int] = asyncio.Queue()
+        for slot in range(config.concurrency):
+            self._free_slots.put_nowait(slot % len(self._clients))
+
+    async def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        return list(await asyncio.gather(*(self._answer_in_slot(r) for r in requests)))
+
+    async def probe(self) -> None:
+        """Raise BackendError when nothing answers at base_url. Any HTTP answer (even 401 or 404) counts."""
+        try:
+            await self._clients[0].get(
+                f"{self.config.base_url}/models", timeout=min(PROBE_TIMEOUT_S, self.config.timeout_s)
+            )
+        except httpx.ConnectTimeout as exc:
+            raise self._unreachable(exc) from None
+        except httpx.TimeoutException:
+            return  # connected, but slow to answer (a busy server): reachable
+        except httpx.HTTPError as exc:
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: Exception) -> BackendError:
+        reason = connection_failure(exc)
+        return BackendError(self._redact(f"openai: cannot reach {self.config.public_url}: {reason}"))
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": "openai",
+            "model": self.spec.identity,
+            "host": self.config.host,
+            "concurrency": self.config.concurrency,
+        }
+
+    async def _answer_in_slot(self, request: Request) -> Generation:
+        client_index = await self._free_slots.get()
+        started = time.perf_counter()
+        try:
+            generation, retries = await self._answer_with_retries(self._clients[client_index], request)
+        except Exception as exc:  # a bug or an unexpected library error must not end the run
+            reason = self._redact(f"openai: unexpected {type(exc).__name__}: {exc}")
+            return Generation.failure(request.key, reason, latency_s=time.perf_counter() - started)
+        finally:
+            self._free_slots.put_nowait(client_index)
+        return replace(generation, latency_s=time.perf_counter() - started, retries=retries)
+
+    async def _answer_with_retries(self, client: httpx.AsyncClient, request: Request) -> tuple[Generation, int]:
+        payload = chat_payload(self.config.model, request)
+        retries = 0
+        while True:
+            attempt = await self._attempt(client, request.key, payload)
+            if attempt.generation is not None:
+                return attempt.generation, retries
+            if not attempt.retryable or retries >= self.config.max_retries:
+                return Generation.failure(request.key, self._final_reason(attempt, retries)), retries
+            await asyncio.sleep(self._delay(retries, attempt.retry_after_s))
+            retries += 1
+
+    async def _attempt(self, client: httpx.AsyncClient, key: str, payload: dict[str, Any]) -> Attempt:
+        url = self.config.public_url
+        try:
+            response = await client.post(f"{self.config.base_url}/chat/completions", json=payload)
+        except httpx.TimeoutException as exc:
+            reason = f"no answer from {url} within {self.config.timeout_s:g} s ({type(exc).__name__})"
+            return Attempt(reason=reason, retryable=True)
+        except httpx.ConnectError as exc:
+            return Attempt(reason=f"cannot connect to {url}: {connection_failure(exc)}", retryable=True)
+        except httpx.TransportError as exc:
+            reason = f"{type(exc).__name__} from {url}: {connection_failure(exc)}"
+            return Attempt(reason=reason, retryable=True)
+        if not response.is_success:
+            return self._status_failure(response)
+        try:
+            body = response.json()
+        except ValueError:
+            reason = f"malformed JSON from {url} (HTTP {response.status_code}): {excerpt(response.text)}"
+            return Attempt(reason=reason, retryable=True)
+        completion = read_completion(key, body)
+        if isinstance(completion, str):
+            return Attempt(reason=f"bad answer from {url}: {completion}", retryable=True)
+        return Attempt(generation=completion)
+
+    def _status_failure(self, response: httpx.Response) -> Attempt:
+        status = response.status_code
+        said = excerpt(response.text)
+        reason = f"HTTP {status} from {self.config.public_url}: {said}"
+        if status in KEY_REFUSED_STATUSES:
+            reason = f"HTTP {status} from {self.config.public_url}: {self._key_hint()}; server said {said}"
+        elif status == 404:
+            reason += f" (check the model name '{self.config.model}' and base_url)"
+        retry_after = None
+        if status in RETRY_AFTER_STATUSES:
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+        return Attempt(reason=reason, retryable=status in RETRYABLE_STATUSES, retry_after_s=retry_after)
+
+    def _key_hint(self) -> str:
+        if self.config.api_key is None:
+            variable = self.config.api_key_env or DEFAULT_API_KEY_ENV
+            return f"the server wants an API key and none was sent (set {variable})"
+        return f"the server refused the API key from {self.config.api_key_env}"
+
+    def _final_reason(self, attempt: Attempt, retries: int) -> str:
+        tries = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+        return self._redact(f"openai: {attempt.reason}{tries}")
+
+    def _delay(self, retry: int, retry_after_s: float | None) -> float:
+        if retry_after_s is not None:
+            return retry_after_s
+        return backoff_delay(retry, self.config.backoff_base_s, self.config.backoff_max_s)
+
+    def _redact(self, text: str) -> str:
+        key = self.config.api_key
+        return text.replace(key, REDACTED) if key else text
+
+
+def read_base_url(spec: ModelSpec) -> str:
+    base_url = (spec.option("base_url") or DEFAULT_BASE_URL).rstrip("/")
+    parts = urlsplit(base_url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise UsageError(f"spec '{spec.raw}': base_url must be an http(s) URL such as http://127.0.0.1:8000/v1")
+    return base_url
+
+
+def read_api_key(base_url: str, api_key_env: str, env: Mapping[str, str]) -> str | None:
+    """The key from the injected environment; None when no key is needed. Missing but needed: BackendError."""
+    if not api_key_env:
+        return None
+    key = env.get(api_key_env) or None
+    if key is None and not is_loopback(base_url):
+        raise BackendError(
+            f"openai: no API key for {urlsplit(base_url).hostname}: "
+            f"set the environment variable {api_key_env} "
+            "(or name another one with ?api_key_env=NAME, or ?api_key_env= for a server without keys)"
+        )
+    return key
+
+
+def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
+    spec.check_options(KNOWN_OPTIONS)
+    base_url = read_base_url(spec)
+    api_key_env = spec.option("api_key_env", DEFAULT_API_KEY_ENV) or ""
+    config = OpenAIConfig(
+        model=spec.name,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        api_key=read_api_key(base_url, api_key_env, settings.env),
+        timeout_s=spec.float_option("timeout", settings.timeout_s),
+        concurrency=spec.int_option("concurrency", settings.concurrency),
+        max_retries=spec.int_option("max_retries", settings.max_retries),
+        backoff_base_s=spec.float_option("backoff_base", 0.5),
+        backoff_max_s=spec.float_option("backoff_max", 30.0),
+    )
+    for name, value in (("concurrency", config.concurrency), ("timeout", config.timeout_s)):
+        if value <= 0:
+            raise UsageError(f"spec '{spec.raw}': {name} must be positive, not {value}")
+    if config.max_retries < 0 or config.backoff_base_s < 0 or config.backoff_max_s < 0:
+        raise UsageError(f"spec '{spec.raw}': max_retries, backoff_base and backoff_max must not be negative")
+    return config
+
+
+def build_clients(config: OpenAIConfig) -> list[httpx.AsyncClient]:
+    """Enough clients for one kept-alive connection per concurrent request, CONNECTIONS_PER_CLIENT each.
+
+    httpcore's pool scans all its connections on every request and response, so one pool of 64 connections
+    runs 4-5 times slower than ideal against a fixed-latency server (bench/bench_openai_concurrency.py);
+    pools of 16 keep that overhead flat as concurrency grows.
+    """
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    size = min(config.concurrency, CONNECTIONS_PER_CLIENT)
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 10.0))
+    count = -(-config.concurrency // CONNECTIONS_PER_CLIENT)
+    return [httpx.AsyncClient(headers=headers, limits=limits, timeout=timeout, trust_env=False) for _ in range(count)]
+
+
+def create(spec: ModelSpec, settings: BackendSettings) -> OpenAIBackend:
+    config = read_config(spec, settings)
+    return OpenAIBackend(spec, config, build_clients(config))
+
+
+async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
+    """Before a run writes anything: options valid, API key present, server answering."""
+    backend = create(spec, settings)
+    try:
+        await backend.probe()
+    finally:
+        await backend.aclose()

@@ -1,0 +1,85 @@
+"""`replay`: responses generated elsewhere, read from a JSONL/CSV/JSON/Parquet file.
+
+Spec: `replay:answers.jsonl?prompt_field=prompt&response_field=response&seed_field=seed`. Each row gives the
+user message (the prompt exactly as sent) and the response; a `seed` column, when present, matches the run's
+seeds, otherwise one response serves every seed. A prompt with no row in the file is a failed generation
+with the reason, not a silent gap. The file is checked in full when the backend is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trusteval.data.files import read_records, require_columns
+from trusteval.errors import DataError
+from trusteval.models.base import BackendSettings, ModelSpec
+from trusteval.records import Generation, Request
+
+
+def _last_user_message(request: Request) -> str:
+    for role, content in reversed(request.messages):
+        if role == "user":
+            return content
+    return ""
+
+
+class ReplayBackend:
+    batch_size = 256
+    max_concurrency = 1
+
+    def __init__(self, spec: ModelSpec, answers: dict[tuple[str, int | None], str]) -> None:
+        self.spec = spec
+        self._answers = answers
+
+    async def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        return [self._answer(r) for r in requests]
+
+    def _answer(self, request: Request) -> Generation:
+        prompt = _last_user_message(request)
+        text = self._answers.get((prompt, request.seed), self._answers.get((prompt, None)))
+        if text is None:
+            return Generation.failure(request.key, f"replay: no response in '{self.spec.name}' for this prompt")
+        return Generation(key=request.key, text=text, finish_reason="replay")
+
+    async def aclose(self) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "replay", "file": self.spec.name, "responses": len(self._answers)}
+
+
+def load_answers(path: Path, prompt_field: str, response_field: str, seed_field: str) -> dict:
+    records = read_records(path)
+    require_columns(path, list(records[0][1]), [prompt_field, response_field])
+    answers: dict[tuple[str, int | None], str] = {}
+    for line, row in records:
+        prompt, response = row.get(prompt_field), row.get(response_field)
+        for field, value in ((prompt_field, prompt), (response_field, response)):
+            if not isinstance(value, str):
+                raise DataError(path, f"expected text, found {type(value).__name__}", line=line, field=field)
+        seed = row.get(seed_field)
+        if seed not in (None, ""):
+            try:
+                seed = int(seed)
+            except (TypeError, ValueError):
+                raise DataError(path, f"seed must be an integer, not {seed!r}", line=line, field=seed_field) from None
+        else:
+            seed = None
+        answers[(prompt, seed)] = response
+    return answers
+
+
+def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
+    create(spec, settings)
+
+
+def create(spec: ModelSpec, settings: BackendSettings) -> ReplayBackend:
+    answers = load_answers(
+        Path(spec.name).expanduser(),
+        spec.option("prompt_field", "prompt") or "prompt",
+        spec.option("response_field", "response") or "response",
+        spec.option("seed_field", "seed") or "seed",
+    )
+    return ReplayBackend(spec, answers)
