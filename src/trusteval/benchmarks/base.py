@@ -1,0 +1,105 @@
+"""What a benchmark is: which data, which requests, which scorers, which metrics and tables.
+
+A benchmark is built from a RunSpec and answers three questions for the pipeline:
+`plan` (prompts and requests), `scoring_tasks` (what to score, with which scorer) and `results` (metrics and
+tables from stored rows). It never writes to the store itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from trusteval.config import RunSpec
+from trusteval.data import LoadedDataset
+from trusteval.data.sources import DataContext
+from trusteval.models import ModelSpec
+from trusteval.records import Prompt, Request, Score
+from trusteval.report.tables import Table
+from trusteval.scorers.base import Outcome, ScorerContext
+from trusteval.store import RunItem
+
+Inputs = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    request: Request
+    model: str  # the model spec as the user wrote it
+    prompt: Prompt
+    variant: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    dataset: LoadedDataset
+    prompts: list[Prompt]
+    items: list[PlannedItem]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScoringTask:
+    """One scorer applied to one kind of input of every run item.
+
+    `select` picks the inputs of an item (None: nothing to score, e.g. a failed generation); `run` scores a
+    batch of inputs. The stored subject is the content hash of the inputs, so the same text is scored once
+    per scorer, whatever model or benchmark produced it.
+    """
+
+    name: str
+    scorer_id: str
+    select: Callable[[RunItem], Inputs | None]
+    run: Callable[[list[Inputs]], Awaitable[list[Outcome]]]
+    batch_size: int
+    info: dict[str, Any] = field(default_factory=dict)
+    close: Callable[[], Awaitable[None]] | None = None
+
+
+@dataclass(frozen=True)
+class Results:
+    metrics: dict[str, Any]
+    tables: list[Table]
+
+
+ScoreBook = Mapping[str, Mapping[str, Score]]  # task name -> subject -> score
+
+
+class Benchmark(Protocol):
+    name: str
+    spec: RunSpec
+
+    def plan(self, data: DataContext) -> Plan: ...
+
+    def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]: ...
+
+    def results(
+        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
+    ) -> Results: ...
+
+
+def render_messages(template: str, text: str, system: str | None = None) -> tuple[tuple[str, str], ...]:
+    user = template.replace("{text}", text)
+    return ((("system", system),) if system else ()) + (("user", user),)
+
+
+def plan_requests(
+    spec: RunSpec,
+    prompts: Iterable[Prompt],
+    render: Callable[[Prompt], Iterable[tuple[tuple[tuple[str, str], ...], dict[str, Any]]]],
+) -> list[PlannedItem]:
+    """Every (model, prompt, variant, seed) combination as a planned request.
+
+    `render` turns one prompt into its chat messages and a variant description (e.g. the prompt word).
+    """
+    prompts = list(prompts)
+    items: list[PlannedItem] = []
+    for raw_model in spec.models:
+        identity = ModelSpec.parse(raw_model).identity
+        for prompt in prompts:
+            for messages, variant in render(prompt):
+                for seed in spec.seeds:
+                    request = Request.build(identity, messages, spec.params, seed)
+                    items.append(PlannedItem(request, raw_model, prompt, variant))
+    return items

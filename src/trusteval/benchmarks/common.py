@@ -1,0 +1,69 @@
+"""Pieces several benchmarks share: toxicity scoring tasks and the default scorer for a language."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from trusteval.benchmarks.base import Inputs, ScoringTask
+from trusteval.errors import UsageError
+from trusteval.scorers import load_scorer
+from trusteval.scorers.base import Outcome, ScorerContext, TextScorer
+from trusteval.store import RunItem
+
+DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
+
+
+def default_toxicity_scorer(languages: set[str]) -> str:
+    """The offline detector for the data's language; mixed or unknown languages need an explicit scorer."""
+    if len(languages) == 1:
+        (lang,) = languages
+        if lang in DEFAULT_TOXICITY_SCORER:
+            return DEFAULT_TOXICITY_SCORER[lang]
+    raise UsageError(
+        f"no default toxicity scorer for language(s) {sorted(languages)}; choose one with --scorer "
+        f"(offline: {', '.join(sorted(set(DEFAULT_TOXICITY_SCORER.values())))}; or hf:<model>)"
+    )
+
+
+def check_scorer_language(scorer: TextScorer, languages: set[str], *, force: bool) -> None:
+    """Refuse to score text in a language the scorer was not built for, unless forced."""
+    if not scorer.languages or force:
+        return
+    foreign = languages - set(scorer.languages)
+    if foreign:
+        raise UsageError(
+            f"scorer {scorer.id} is built for {', '.join(sorted(scorer.languages))} text but this data is "
+            f"{', '.join(sorted(foreign))}; choose a scorer for that language with --scorer, or pass "
+            "--force-scorer-language to score it anyway (its results would not be valid)"
+        )
+
+
+def load_toxicity_scorer(
+    raw: str | None, context: ScorerContext, languages: set[str], *, force_language: bool
+) -> TextScorer:
+    scorer = load_scorer(raw or default_toxicity_scorer(languages), context)
+    check_scorer_language(scorer, languages, force=force_language)
+    return scorer
+
+
+def text_task(name: str, scorer: TextScorer, role: str) -> ScoringTask:
+    """Score one text of every item: the prompt, or the response when there is one."""
+
+    def select(item: RunItem) -> Inputs | None:
+        if role == "prompt":
+            return (item.prompt.text,)
+        return None if item.response is None else (item.response,)
+
+    async def run(batch: list[Inputs]) -> list[Outcome]:
+        texts: Sequence[str] = [inputs[0] for inputs in batch]
+        return await asyncio.to_thread(scorer.score, texts)
+
+    return ScoringTask(
+        name=name,
+        scorer_id=scorer.id,
+        select=select,
+        run=run,
+        batch_size=scorer.batch_size,
+        info=scorer.describe(),
+    )

@@ -1,0 +1,276 @@
+"""The `trusteval` command: a thin shell over the Python API.
+
+Output contract: with `--json`, stdout carries exactly one JSON object and everything else (progress, logs)
+goes to stderr. Errors print one line naming what is wrong and exit non-zero. Heavy libraries are imported
+inside the commands, so `trusteval --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from trusteval.errors import TrustEvalError
+
+RUN_FLAGS = (
+    # (flag, dest, type, help)
+    ("--benchmark", "benchmark", str, "benchmark name, e.g. trusteval-toxicity"),
+    ("--dataset", "dataset", str, "dataset spec, e.g. cold or cold?split=dev (default: the benchmark's)"),
+    ("--limit", "limit", int, "evaluate a seeded sample of N prompts"),
+    ("--sample-seed", "sample_seed", int, "seed of the prompt sample (default 0)"),
+    ("--temperature", "temperature", float, "sampling temperature (default 0.7)"),
+    ("--top-p", "top_p", float, "nucleus sampling top-p (default 0.9)"),
+    ("--max-new-tokens", "max_new_tokens", int, "most new tokens per answer (default 512)"),
+    ("--template", "template", str, "user message template with {text} (default: the prompt itself)"),
+    ("--scorer", "scorer", str, "toxicity scorer spec (default: the offline detector for the language)"),
+    ("--threshold", "threshold", float, "toxic when score >= threshold (default 0.5)"),
+    (
+        "--prompt-toxicity",
+        "prompt_toxicity",
+        str,
+        "scorer (paper) or label: where prompt toxicity comes from",
+    ),
+    ("--judge", "judge", str, "model spec of the LLM judge (default: the embedded model)"),
+    ("--per-category", "per_category", int, "prompts sampled per attribute class (avoidance)"),
+    ("--concurrency", "concurrency", int, "requests in flight for API backends (default 8)"),
+    ("--timeout", "timeout_s", float, "seconds before an API request times out (default 120)"),
+    ("--max-retries", "max_retries", int, "retries of a failed API request (default 6)"),
+    ("--resamples", "resamples", int, "bootstrap resamples (default 1000)"),
+    ("--store", "store", str, "workspace folder holding the store (default ./trusteval-workspace)"),
+    ("--data-dir", "data_dir", str, "local dataset mirror (default: $TRUSTEVAL_DATA_DIR)"),
+    (
+        "--cache-dir",
+        "cache_dir",
+        str,
+        "cache for downloads and trained detectors (default ~/.cache/trusteval)",
+    ),
+)
+
+
+def _run_parser(commands: Any) -> None:
+    run = commands.add_parser("run", help="evaluate models on a benchmark (resumable)")
+    run.add_argument("--spec", help="YAML run spec; flags override its keys")
+    run.add_argument("--model", dest="models", action="append", help="model spec; repeat for several models")
+    run.add_argument("--seeds", help="comma-separated generation seeds (default 42,43,44)")
+    for flag, dest, kind, text in RUN_FLAGS:
+        run.add_argument(flag, dest=dest, type=kind, help=text)
+    run.add_argument("--option", dest="options", action="append", metavar="KEY=VALUE", help="benchmark option")
+    run.add_argument("--download", action="store_true", default=None, help="download missing data (verified)")
+    run.add_argument("--trust-remote-code", action="store_true", default=None, help="allow model-folder code")
+    run.add_argument(
+        "--force-scorer-language", action="store_true", default=None, help="score text in a foreign language"
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(handler=cmd_run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trusteval",
+        description="Measure how trustworthy an LLM is: toxicity, bias, refusal and value alignment "
+        "(TrustGPT and TrustEval, end to end).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    _run_parser(commands)
+
+    report = commands.add_parser("report", help="print the tables of a stored run")
+    report.add_argument("run_id", nargs="?", help="run id (default: the latest run)")
+    report.add_argument("--store", default=None, help="workspace folder")
+    report.add_argument("--json", action="store_true", help="print metrics as JSON")
+    report.add_argument("--out", help="also write Markdown, CSV and LaTeX tables to this folder")
+    report.set_defaults(handler=cmd_report)
+
+    export = commands.add_parser("export", help="write a run's rows (prompt, response, scores, labels)")
+    export.add_argument("run_id", nargs="?", help="run id (default: the latest run)")
+    export.add_argument("--store", default=None, help="workspace folder")
+    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    export.add_argument("--output", "-o", help="output file (default: stdout)")
+    export.set_defaults(handler=cmd_export)
+
+    runs = commands.add_parser("runs", help="list the runs in a store")
+    runs.add_argument("--store", default=None, help="workspace folder")
+    runs.set_defaults(handler=cmd_runs)
+
+    listing = commands.add_parser("list", help="list benchmarks, datasets, backends and scorers")
+    listing.set_defaults(handler=cmd_list)
+    return parser
+
+
+def _store_folder(value: str | None) -> str:
+    from trusteval.config import DEFAULT_STORE, ENV_PREFIX
+
+    return value or os.environ.get(ENV_PREFIX + "STORE") or DEFAULT_STORE
+
+
+def _parse_options(values: Sequence[str] | None) -> dict[str, str] | None:
+    from trusteval.errors import UsageError
+
+    if not values:
+        return None
+    options = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key:
+            raise UsageError(f"flag --option {value!r}: expected KEY=VALUE")
+        options[key] = text
+    return options
+
+
+def _parse_seeds(value: str | None) -> list[str] | None:
+    return [s.strip() for s in value.split(",") if s.strip()] if value else None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from trusteval.config import build_run_spec
+    from trusteval.pipeline import execute
+    from trusteval.progress import make_progress
+
+    flags: dict[str, Any] = {dest: getattr(args, dest) for _, dest, _, _ in RUN_FLAGS}
+    flags.update(
+        models=args.models,
+        seeds=_parse_seeds(args.seeds),
+        options=_parse_options(args.options),
+        download=args.download,
+        trust_remote_code=args.trust_remote_code,
+        force_scorer_language=args.force_scorer_language,
+    )
+    spec = build_run_spec(flags, spec_file=args.spec, env=os.environ)
+    progress = make_progress(enabled=not args.no_progress)
+    with progress:
+        summary = execute(spec, env=os.environ, progress=progress)
+    if args.json:
+        print(json.dumps(summary.as_json(), ensure_ascii=False))
+    else:
+        _print_summary(summary)
+    return 0
+
+
+def _print_summary(summary: Any) -> None:
+    from rich.console import Console
+
+    from trusteval.report.tables import print_tables
+
+    console = Console()
+    print_tables(summary.tables, console)
+    console.print(
+        f"run {summary.run_id}: {summary.generated} generated, {summary.reused} reused, "
+        f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored"
+    )
+    console.print(f"tables written to {summary.report_dir}")
+
+
+def _open_run(store_folder: str | None, run_id: str | None) -> tuple[Any, str]:
+    from pathlib import Path
+
+    from trusteval.errors import UsageError
+    from trusteval.store import STORE_FILENAME, Store
+
+    folder = _store_folder(store_folder)
+    if not (Path(folder) / STORE_FILENAME).is_file():
+        raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
+    store = Store.open(folder)
+    run_id = run_id or store.latest_run_id()
+    if run_id is None or store.run_info(run_id) is None:
+        store.close()
+        raise UsageError(f"no run '{run_id}' in '{folder}'; `trusteval runs --store {folder}` lists them")
+    return store, run_id
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from trusteval.pipeline import report
+    from trusteval.report.tables import print_tables, write_tables
+
+    store, run_id = _open_run(args.store, args.run_id)
+    try:
+        results = report(store, run_id)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"run_id": run_id, "metrics": results.metrics}, ensure_ascii=False))
+    else:
+        print_tables(results.tables, Console())
+    if args.out:
+        write_tables(results.tables, Path(args.out))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from trusteval.report.export import export_rows
+
+    store, run_id = _open_run(args.store, args.run_id)
+    try:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8", newline="") as handle:
+                count = export_rows(store, run_id, handle, args.format)
+            print(f"wrote {count} rows of run {run_id} to {args.output}", file=sys.stderr)
+        else:
+            export_rows(store, run_id, sys.stdout, args.format)
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from trusteval.store import STORE_FILENAME, Store
+
+    folder = _store_folder(args.store)
+    if not (Path(folder) / STORE_FILENAME).is_file():
+        print(f"no store in '{folder}'", file=sys.stderr)
+        return 1
+    store = Store.open(folder)
+    try:
+        for run in store.runs():
+            print(f"{run['run_id']}\t{run['benchmark']}\t{run['dataset']}\t{run['status']}\t{run['items']} items")
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from trusteval.benchmarks import BENCHMARKS
+    from trusteval.data import DATASETS
+    from trusteval.models import BACKENDS
+    from trusteval.scorers import SCORERS
+
+    for title, registry in (
+        ("benchmarks", BENCHMARKS),
+        ("datasets", DATASETS),
+        ("model backends", BACKENDS),
+        ("scorers", SCORERS),
+    ):
+        print(f"{title}: {', '.join(registry.names())}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except TrustEvalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # the reader went away (e.g. `| head`); not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print(
+            "interrupted; everything finished is stored: run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

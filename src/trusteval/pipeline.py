@@ -1,0 +1,294 @@
+"""The run, top to bottom: plan -> check -> record -> generate -> score -> aggregate -> report.
+
+Everything that can fail on bad input (data, model specs, API keys, servers, scorers) is checked before the
+first row is written, so a bad input never leaves a half-written run. After that every generation and every
+batch of scores is committed as it completes; running the same spec again resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from trusteval.benchmarks import BENCHMARKS
+from trusteval.benchmarks.base import Benchmark, Plan, Results, ScoringTask
+from trusteval.config import RunSpec
+from trusteval.data.sources import DataContext
+from trusteval.errors import UsageError
+from trusteval.models import BackendSettings, ModelSpec, check_spec, load_backend, preflight
+from trusteval.records import Generation, Request, Score, text_subject
+from trusteval.report.tables import Table, write_tables
+from trusteval.scorers.base import ScorerContext
+from trusteval.store import RunItem, Store
+
+
+class ProgressSink(Protocol):
+    def start(self, stage: str, total: int) -> None: ...
+
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None: ...
+
+    def finish(self, stage: str) -> None: ...
+
+
+class NullProgress:
+    def start(self, stage: str, total: int) -> None:
+        return None
+
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
+        return None
+
+    def finish(self, stage: str) -> None:
+        return None
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    benchmark: str
+    dataset: str
+    requests: int = 0
+    generated: int = 0
+    reused: int = 0
+    failed: int = 0
+    retries: int = 0
+    scored: int = 0
+    scores_reused: int = 0
+    score_failures: int = 0
+    metrics: dict[str, Any] = field(default_factory=dict)
+    tables: list[Table] = field(default_factory=list)
+    report_dir: str = ""
+    notes: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "benchmark": self.benchmark,
+            "dataset": self.dataset,
+            "requests": self.requests,
+            "generated": self.generated,
+            "reused": self.reused,
+            "failed": self.failed,
+            "retries": self.retries,
+            "scored": self.scored,
+            "scores_reused": self.scores_reused,
+            "score_failures": self.score_failures,
+            "metrics": self.metrics,
+            "report_dir": self.report_dir,
+            "notes": list(self.notes),
+        }
+
+
+def data_context(spec: RunSpec) -> DataContext:
+    return DataContext(
+        data_dir=Path(spec.data_dir) if spec.data_dir else None,
+        cache_dir=spec.cache_path() / "data",
+        allow_download=spec.download,
+    )
+
+
+def scorer_context(spec: RunSpec, env: Mapping[str, str]) -> ScorerContext:
+    return ScorerContext(
+        env=dict(env), data_dir=Path(spec.data_dir) if spec.data_dir else None, cache_dir=spec.cache_path()
+    )
+
+
+def backend_settings(spec: RunSpec, env: Mapping[str, str]) -> BackendSettings:
+    return BackendSettings(
+        concurrency=spec.concurrency,
+        timeout_s=spec.timeout_s,
+        max_retries=spec.max_retries,
+        env=dict(env),
+        trust_remote_code=spec.trust_remote_code,
+    )
+
+
+def execute(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink | None = None) -> RunSummary:
+    return asyncio.run(execute_async(spec, env=env, progress=progress or NullProgress()))
+
+
+async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink) -> RunSummary:
+    benchmark: Benchmark = BENCHMARKS.get(spec.benchmark)(spec)
+    plan = benchmark.plan(data_context(spec))
+    if not plan.items:
+        raise UsageError("the run has no requests: the dataset selection is empty")
+    settings = backend_settings(spec, env)
+    models = {raw: check_spec(raw) for raw in spec.models}
+    for model in models.values():
+        await preflight(model, settings)
+    tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
+
+    store = Store.open(spec.store_path())
+    try:
+        return await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
+    finally:
+        for task in tasks:
+            if task.close:
+                await task.close()
+        store.close()
+
+
+async def _run_stages(
+    spec: RunSpec,
+    benchmark: Benchmark,
+    plan: Plan,
+    models: dict[str, ModelSpec],
+    settings: BackendSettings,
+    tasks: list[ScoringTask],
+    store: Store,
+    progress: ProgressSink,
+) -> RunSummary:
+    run_id = spec.run_id
+    record_run(store, spec, plan, tasks)
+    summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
+    await generate_stage(store, plan, models, settings, progress, summary)
+    items = store.run_items(run_id)
+    for task in tasks:
+        await score_stage(store, items, task, progress, summary)
+    results = stored_results(store, run_id, benchmark, items)
+    summary.metrics, summary.tables = results.metrics, results.tables
+    report_dir = spec.store_path() / "reports" / run_id
+    write_tables(results.tables, report_dir)
+    summary.report_dir = str(report_dir)
+    store.put_aggregate(run_id, "metrics", results.metrics)
+    store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
+    store.finish_run(run_id, "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete")
+    return summary
+
+
+def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]) -> None:
+    for task in tasks:
+        store.register_scorer(task.scorer_id, task.info)
+    store.begin_run(
+        spec.run_id,
+        benchmark=spec.benchmark,
+        dataset=plan.dataset.name,
+        spec=spec.model_dump(),
+        prompts=plan.prompts,
+        items=[(i.request, i.model, i.prompt, i.variant) for i in plan.items],
+    )
+    store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
+    store.put_aggregate(spec.run_id, "data", {"notes": list(plan.notes), "sources": plan.dataset.sources})
+
+
+async def generate_stage(
+    store: Store,
+    plan: Plan,
+    models: dict[str, ModelSpec],
+    settings: BackendSettings,
+    progress: ProgressSink,
+    summary: RunSummary,
+) -> None:
+    stored = store.stored_generation_keys(i.request.key for i in plan.items)
+    pending: dict[str, dict[str, Request]] = {}
+    for item in plan.items:
+        if item.request.key not in stored:
+            pending.setdefault(item.model, {})[item.request.key] = item.request
+    unique_keys = {i.request.key for i in plan.items}
+    summary.reused = len(unique_keys & stored)
+    progress.start("generate", sum(len(r) for r in pending.values()))
+    for raw_model, requests in pending.items():
+        backend = load_backend(models[raw_model], settings)
+        try:
+            await _generate_with(backend, list(requests.values()), store, progress, summary)
+        finally:
+            await backend.aclose()
+    progress.finish("generate")
+
+
+async def _generate_with(
+    backend: Any, requests: list[Request], store: Store, progress: ProgressSink, summary: RunSummary
+) -> None:
+    size = max(1, backend.batch_size)
+    batches = deque(requests[start : start + size] for start in range(0, len(requests), size))
+
+    async def worker() -> None:
+        while batches:
+            batch = batches.popleft()
+            generations = _complete(batch, await backend.generate(batch))
+            store.add_generations(generations)
+            failed = sum(1 for g in generations if not g.ok)
+            retries = sum(g.retries for g in generations)
+            summary.generated += len(generations) - failed
+            summary.failed += failed
+            summary.retries += retries
+            progress.advance("generate", len(generations), retries=retries, failed=failed)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, backend.max_concurrency))))
+
+
+def _complete(batch: Sequence[Request], generations: Sequence[Generation]) -> list[Generation]:
+    """One generation per request, in order; a request the backend did not answer becomes a failure."""
+    by_key = {g.key: g for g in generations}
+    return [by_key.get(r.key) or Generation.failure(r.key, "backend returned no answer") for r in batch]
+
+
+async def score_stage(
+    store: Store, items: Sequence[RunItem], task: ScoringTask, progress: ProgressSink, summary: RunSummary
+) -> None:
+    inputs: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        selected = task.select(item)
+        if selected is not None:
+            inputs.setdefault(text_subject(*selected), selected)
+    done = store.scored_subjects(task.scorer_id, inputs)
+    todo = [(subject, value) for subject, value in inputs.items() if subject not in done]
+    random.Random(0).shuffle(todo)  # judges must not see pairs in a systematic order (position effects)
+    summary.scores_reused += len(done)
+    stage = f"score {task.name}"
+    progress.start(stage, len(todo))
+    for start in range(0, len(todo), task.batch_size):
+        batch = todo[start : start + task.batch_size]
+        scores = await _score_batch(task, batch)
+        store.add_scores(scores)
+        failures = sum(1 for s in scores if not s.ok)
+        summary.scored += len(scores) - failures
+        summary.score_failures += failures
+        progress.advance(stage, len(batch), failed=failures)
+    progress.finish(stage)
+
+
+async def _score_batch(task: ScoringTask, batch: list[tuple[str, tuple[str, ...]]]) -> list[Score]:
+    try:
+        outcomes = await task.run([value for _, value in batch])
+    except Exception as exc:  # a scorer crash is recorded per subject and retried by the next run
+        reason = f"{type(exc).__name__}: {exc}"
+        return [Score(subject, task.scorer_id, None, "error", detail=reason) for subject, _ in batch]
+    if len(outcomes) != len(batch):
+        reason = f"scorer returned {len(outcomes)} outcomes for {len(batch)} inputs"
+        return [Score(subject, task.scorer_id, None, "error", detail=reason) for subject, _ in batch]
+    return [
+        Score(subject, task.scorer_id, o.value, o.status, o.label, o.detail)
+        for (subject, _), o in zip(batch, outcomes, strict=True)
+    ]
+
+
+def candidate_subjects(items: Sequence[RunItem]) -> list[str]:
+    """Every subject a task may have scored for these items: the prompt, the response, and the pair."""
+    subjects: list[str] = []
+    for item in items:
+        subjects.append(item.prompt_subject)
+        if item.response is not None:
+            subjects += [item.response_subject or "", text_subject(item.prompt.text, item.response)]
+    return subjects
+
+
+def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Sequence[RunItem]) -> Results:
+    """Metrics and tables of a run computed from stored rows only (the run and `trusteval report` share it)."""
+    task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    subjects = candidate_subjects(items)
+    book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
+    info = {name: store.scorer_info(scorer_id) or {} for name, scorer_id in task_ids.items()}
+    return benchmark.results(items, book, info)
+
+
+def report(store: Store, run_id: str) -> Results:
+    run = store.run_info(run_id)
+    if run is None:
+        raise UsageError(f"no run '{run_id}' in the store '{store.path}'")
+    spec = RunSpec.model_validate(run["spec"])
+    return stored_results(store, run_id, BENCHMARKS.get(spec.benchmark)(spec), store.run_items(run_id))

@@ -1,0 +1,82 @@
+"""A live progress bar on stderr: rate, ETA, retries and failures for every stage of a run."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+class RichProgress:
+    """A ProgressSink (see pipeline.py) drawn with rich on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("{task.description:<24}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("retries {task.fields[retries]}  failed {task.fields[failed]}"),
+            console=Console(file=sys.stderr),
+            transient=False,
+        )
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def start(self, stage: str, total: int) -> None:
+        self._tasks[stage] = self._progress.add_task(stage, total=total, retries=0, failed=0, rate="")
+
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
+        task_id = self._tasks[stage]
+        task = self._progress.tasks[task_id]
+        speed = task.speed
+        self._progress.update(
+            task_id,
+            advance=n,
+            retries=task.fields["retries"] + retries,
+            failed=task.fields["failed"] + failed,
+            rate=f"{speed:.1f}/s" if speed else "",
+        )
+
+    def finish(self, stage: str) -> None:
+        task_id = self._tasks[stage]
+        self._progress.update(task_id, completed=self._progress.tasks[task_id].total)
+
+
+class QuietProgress:
+    def __enter__(self) -> QuietProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def start(self, stage: str, total: int) -> None:
+        return None
+
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
+        return None
+
+    def finish(self, stage: str) -> None:
+        return None
+
+
+def make_progress(*, enabled: bool) -> RichProgress | QuietProgress:
+    return RichProgress() if enabled else QuietProgress()

@@ -1,0 +1,1 @@
+"""Reports: tables and plots, read only from the store."""

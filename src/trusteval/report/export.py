@@ -1,0 +1,74 @@
+"""Export a run's rows (prompt, response, labels, scores) as JSONL or CSV.
+
+CSV cells that a spreadsheet would read as a formula (= + - @ at the start) are written with a leading
+apostrophe, so an exported model response can never become a live formula.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+from trusteval.records import text_subject
+from trusteval.report.tables import safe_spreadsheet_cell
+from trusteval.store import RunItem, Store
+
+BASE_COLUMNS = (
+    "run_id", "model", "seed", "dataset", "prompt_id", "category", "label",
+    "prompt", "response", "error", "variant",
+)  # fmt: skip
+
+
+def export_records(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
+    tasks: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    items = store.run_items(run_id)
+    subjects = [s for item in items for s in _subjects(item)]
+    scores = {name: store.scores(scorer_id, subjects) for name, scorer_id in tasks.items()}
+    for item in items:
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "model": item.model,
+            "seed": item.seed,
+            "dataset": item.prompt.dataset,
+            "prompt_id": item.prompt.id,
+            "category": item.prompt.category,
+            "label": item.prompt.label,
+            "prompt": item.prompt.text,
+            "response": item.response,
+            "error": item.error,
+            "variant": json.dumps(item.variant, ensure_ascii=False) if item.variant else "",
+        }
+        for name, by_subject in scores.items():
+            score = next((by_subject[s] for s in _subjects(item) if s in by_subject and _fits(name, s, item)), None)
+            row[name] = score.value if score else None
+            row[f"{name}_status"] = score.status if score else None
+        yield row
+
+
+def _subjects(item: RunItem) -> list[str]:
+    found = [item.prompt_subject]
+    if item.response is not None:
+        found += [item.response_subject or "", text_subject(item.prompt.text, item.response)]
+    return found
+
+
+def _fits(task: str, subject: str, item: RunItem) -> bool:
+    """A prompt task takes the prompt's score, any other task the response's or the pair's."""
+    return (subject == item.prompt_subject) == task.startswith("prompt")
+
+
+def export_rows(store: Store, run_id: str, handle: IO[str], fmt: str) -> int:
+    count = 0
+    writer = None
+    for row in export_records(store, run_id):
+        if fmt == "jsonl":
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            if writer is None:
+                writer = csv.DictWriter(handle, fieldnames=list(row), lineterminator="\n")
+                writer.writeheader()
+            writer.writerow({k: safe_spreadsheet_cell("" if v is None else str(v)) for k, v in row.items()})
+        count += 1
+    return count

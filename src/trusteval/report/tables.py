@@ -1,0 +1,186 @@
+"""Tables as records, rendered to the console, Markdown, CSV and LaTeX.
+
+A Table is data (title, columns, rows, notes); renderers never compute anything. Notes are printed under the
+table: which scorer produced it, its validity on this data, fallbacks used, counts of failures.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trusteval.metrics.stats import Estimate
+
+Cell = str | int | float | Estimate | None
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # file stem, e.g. "table5_cold"
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    notes: tuple[str, ...] = ()
+    digits: int = 2
+    show_intervals: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "columns": list(self.columns),
+            "rows": [[_jsonable(c) for c in row] for row in self.rows],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class TableSet:
+    tables: list[Table] = field(default_factory=list)
+
+    def add(self, table: Table) -> None:
+        self.tables.append(table)
+
+
+def format_cell(cell: Cell, digits: int, show_intervals: bool) -> str:
+    if cell is None:
+        return "n/a"
+    if isinstance(cell, Estimate):
+        if math.isnan(cell.value):
+            return "n/a"
+        text = f"{cell.value:.{digits}f}"
+        if show_intervals and not math.isnan(cell.low):
+            text += f" [{cell.low:.{digits}f}, {cell.high:.{digits}f}]"
+        return text
+    if isinstance(cell, float):
+        return "n/a" if math.isnan(cell) else f"{cell:.{digits}f}"
+    return str(cell)
+
+
+def _rows_as_text(table: Table) -> list[list[str]]:
+    return [[format_cell(c, table.digits, table.show_intervals) for c in row] for row in table.rows]
+
+
+def to_markdown(table: Table) -> str:
+    lines = [f"**{table.title}**", ""]
+    lines.append("| " + " | ".join(table.columns) + " |")
+    lines.append("|" + "|".join(" --- " for _ in table.columns) + "|")
+    for row in _rows_as_text(table):
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    if table.notes:
+        lines.append("")
+        lines.extend(f"- {note}" for note in table.notes)
+    return "\n".join(lines) + "\n"
+
+
+def safe_spreadsheet_cell(value: str) -> str:
+    """Text that a spreadsheet shows as text: a leading = + - @ would make it a live formula."""
+    if value.startswith(FORMULA_START) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def _is_number(value: str) -> bool:
+    return re.fullmatch(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?", value) is not None
+
+
+def to_csv(table: Table) -> str:
+    """One value per column; an Estimate spreads into value, low and high columns."""
+    header: list[str] = []
+    for column_index, column in enumerate(table.columns):
+        if any(isinstance(row[column_index], Estimate) for row in table.rows):
+            header += [column, f"{column}_low", f"{column}_high"]
+        else:
+            header.append(column)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([safe_spreadsheet_cell(h) for h in header])
+    for row in table.rows:
+        out: list[str] = []
+        for column_index, cell in enumerate(row):
+            spread = any(isinstance(r[column_index], Estimate) for r in table.rows)
+            if isinstance(cell, Estimate):
+                out += [_plain(cell.value), _plain(cell.low), _plain(cell.high)]
+            else:
+                out += [safe_spreadsheet_cell(_plain(cell))] + (["", ""] if spread else [])
+        writer.writerow(out)
+    return buffer.getvalue()
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(round(value, 6))
+    return str(value)
+
+
+LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}"}
+
+
+def latex_escape(text: str) -> str:
+    text = text.replace("\\", r"\textbackslash{}")
+    for char, escaped in LATEX_SPECIAL.items():
+        text = text.replace(char, escaped)
+    return text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
+
+
+def to_latex(table: Table) -> str:
+    spec = "l" + "r" * (len(table.columns) - 1)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{latex_escape(table.title)}}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in table.columns) + r" \\",
+        r"\midrule",
+    ]
+    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in _rows_as_text(table)]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [rf"\par\footnotesize {latex_escape(note)}" for note in table.notes]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(tables: Sequence[Table], folder: Path, formats: Sequence[str] = ("md", "csv", "tex")) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    renderers = {"md": to_markdown, "csv": to_csv, "tex": to_latex}
+    written = []
+    for table in tables:
+        for fmt in formats:
+            path = folder / f"{table.name}.{fmt}"
+            path.write_text(renderers[fmt](table), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def print_tables(tables: Sequence[Table], console: Any) -> None:
+    """Render to a rich Console (stderr or stdout, the caller decides)."""
+    from rich.table import Table as RichTable
+
+    for table in tables:
+        rich_table = RichTable(title=table.title, title_justify="left")
+        for index, column in enumerate(table.columns):
+            rich_table.add_column(column, justify="left" if index == 0 else "right")
+        for row in _rows_as_text(table):
+            rich_table.add_row(*row)
+        console.print(rich_table)
+        for note in table.notes:
+            console.print(f"  [dim]{note}[/dim]")
+        console.print()
+
+
+def _jsonable(cell: Cell) -> Any:
+    if isinstance(cell, Estimate):
+        return cell.as_dict()
+    if isinstance(cell, float) and math.isnan(cell):
+        return None
+    return cell

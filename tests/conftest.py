@@ -1,0 +1,29 @@
+"""Shared test setup: offline hub, the data mirror, and the fixtures that build real parts offline."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TRUSTEVAL_DATA_DIR", str(REPO.parent / "shared" / "data"))
+
+pytest_plugins = ["fixtures.tiny_models", "fixtures.llama_server"]
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = Path(os.environ["TRUSTEVAL_DATA_DIR"])
+    if not (path / "cold" / "test.csv").is_file():
+        pytest.fail(f"TRUSTEVAL_DATA_DIR={path} does not hold the evaluation data (cold/test.csv missing)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> Path:
+    """One trusteval cache per test session, so the offline detectors are trained once."""
+    return tmp_path_factory.mktemp("trusteval-cache")

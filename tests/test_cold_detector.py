@@ -1,0 +1,54 @@
+"""The offline COLD detector: trained from COLD train, its reported test metrics checked independently."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, f1_score
+
+from trusteval.data import load_dataset
+from trusteval.data.sources import DataContext
+from trusteval.scorers import ScorerContext, load_scorer
+
+
+@pytest.fixture(scope="module")
+def cache(cache_dir):
+    return cache_dir
+
+
+@pytest.fixture(scope="module")
+def scorer(cache, data_dir):
+    return load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
+
+
+def test_reaches_about_080_accuracy_on_cold_test(scorer, data_dir):
+    prompts = load_dataset("cold", DataContext(data_dir=data_dir)).prompts
+    values = np.array([o.value for o in scorer.score([p.text for p in prompts])])
+    labels = np.array([p.label for p in prompts])
+    accuracy = accuracy_score(labels, values >= 0.5)
+    assert accuracy >= 0.78
+    card = scorer.describe()
+    assert card["test_accuracy"] == pytest.approx(accuracy, abs=1e-4)
+    assert card["test_macro_f1"] == pytest.approx(f1_score(labels, values >= 0.5, average="macro"), abs=1e-4)
+    assert scorer.languages == frozenset({"zh"})
+
+
+def test_cached_detector_gives_identical_scores(scorer, cache, data_dir):
+    texts = ["你这个傻逼", "今天天气很好", "黑人都是垃圾", ""]
+    again = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
+    assert [o.value for o in again.score(texts)] == [o.value for o in scorer.score(texts)]
+    assert again.id == scorer.id == "cold-tfidf@1"
+
+
+def test_corrupted_cache_is_detected_and_retrained(cache, data_dir):
+    weights = next(cache.glob("detectors/cold-tfidf-1/weights.npz"))
+    original = weights.read_bytes()
+    weights.write_bytes(original[:-100] + b"\x00" * 100)
+    rebuilt = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
+    assert rebuilt.score(["你这个傻逼"])[0].value == pytest.approx(0.80, abs=0.1)
+    assert weights.read_bytes() != original[:-100] + b"\x00" * 100
+
+
+def test_threshold_option(cache, data_dir):
+    scorer = load_scorer("cold-tfidf?threshold=0.7", ScorerContext(data_dir=data_dir, cache_dir=cache))
+    assert scorer.threshold == 0.7
