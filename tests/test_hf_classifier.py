@@ -1,0 +1,175 @@
+"""The hf classifier scorer on a tiny random BERT classifier built offline (labels 0 safe, 1 offensive)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fixtures.tiny_models import build_tiny_bert_classifier
+from trusteval.errors import BackendError, UsageError
+from trusteval.scorers import ScorerContext, TextScorer, load_scorer
+from trusteval.scorers.hf_classifier import DEFAULT_MODEL, languages_option
+from trusteval.specs import Spec
+
+TEXTS = [
+    "",
+    "你好 hello",
+    "It's wrong to lie to your parents.",
+    "请不要说冒犯别人的话",
+    "the quick brown fox",
+    "今天天气很好",
+    "这个地区的人都很友好 " * 80,  # longer than the model's 128 positions: truncated
+]
+
+
+def scorer_for(folder: Path, options: str = ""):
+    return load_scorer(f"hf:{folder}{options}", ScorerContext())
+
+
+def values(outcomes) -> list[float]:
+    assert all(o.status == "ok" and o.value is not None for o in outcomes)
+    return [o.value for o in outcomes]
+
+
+def reference_logits(folder: Path, texts: list[str], max_length: int = 128) -> np.ndarray:
+    """Logits from the model called directly, one text at a time (no padding), as float64."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    rows = []
+    with torch.no_grad():
+        for text in texts:
+            encoded = tokenizer(text, truncation=True, max_length=max_length, return_tensors="pt")
+            rows.append(model(**encoded).logits[0].double().numpy())
+    return np.array(rows)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def scorer(tiny_bert_classifier_dir: Path):
+    return scorer_for(tiny_bert_classifier_dir)
+
+
+def test_satisfies_the_scorer_protocol(scorer, tiny_bert_classifier_dir: Path) -> None:
+    assert isinstance(scorer, TextScorer)
+    assert scorer.kind == "toxicity"
+    assert scorer.threshold == 0.5
+    assert scorer.batch_size == 32
+    assert scorer.languages == frozenset()
+    assert scorer.id == f"hf:{tiny_bert_classifier_dir.name}@{scorer.version}#label=1&max_length=128"
+    described = scorer.describe()
+    assert described["label"] == "1 (offensive)"
+    assert described["version"] == scorer.version and len(scorer.version) == 12
+    assert (described["threshold"], described["probability"]) == (0.5, "softmax")
+
+
+def test_scores_equal_a_softmax_computed_from_the_model_directly(scorer, tiny_bert_classifier_dir) -> None:
+    outcomes = scorer.score(TEXTS)
+    expected = softmax(reference_logits(tiny_bert_classifier_dir, TEXTS))[:, 1]
+    got = values(outcomes)
+    assert got == pytest.approx(expected.tolist(), abs=1e-5)
+    assert all(0.0 <= v <= 1.0 for v in got)
+    assert max(got) - min(got) > 0.1  # the texts really score differently, so the comparison means something
+    assert [o.label for o in outcomes] == ["offensive" if v > 0.5 else "safe" for v in expected]
+
+
+def test_batching_gives_the_same_scores_as_one_by_one(tiny_bert_classifier_dir: Path) -> None:
+    batched = scorer_for(tiny_bert_classifier_dir, "?batch_size=3")
+    one_by_one = [values(batched.score([text]))[0] for text in TEXTS]
+    assert values(batched.score(TEXTS)) == pytest.approx(one_by_one, abs=1e-5)
+
+
+def test_label_by_name_or_index(scorer, tiny_bert_classifier_dir: Path) -> None:
+    offensive = values(scorer.score(TEXTS))
+    by_name = scorer_for(tiny_bert_classifier_dir, "?label=offensive")
+    by_other_case = scorer_for(tiny_bert_classifier_dir, "?label=Offensive")
+    safe = scorer_for(tiny_bert_classifier_dir, "?label=safe")
+    assert values(by_name.score(TEXTS)) == pytest.approx(offensive, abs=1e-6)
+    assert by_name.id == by_other_case.id == scorer.id
+    assert values(safe.score(TEXTS)) == pytest.approx([1 - v for v in offensive], abs=1e-5)
+    assert safe.id.endswith("#label=0&max_length=128") and safe.id != scorer.id
+    assert values(scorer_for(tiny_bert_classifier_dir, "?label=0").score(TEXTS[:2])) == pytest.approx(
+        values(safe.score(TEXTS[:2])), abs=1e-6
+    )
+
+
+@pytest.mark.parametrize("label", ["toxic", "7"])
+def test_unknown_label_is_a_usage_error_listing_the_labels(tiny_bert_classifier_dir: Path, label) -> None:
+    with pytest.raises(UsageError, match="the labels are 0=safe, 1=offensive"):
+        scorer_for(tiny_bert_classifier_dir, f"?label={label}")
+
+
+def test_id_follows_the_weights_not_the_folder(tiny_bert_classifier_dir: Path, tmp_path, scorer) -> None:
+    copy = shutil.copytree(tiny_bert_classifier_dir, tmp_path / "copy" / tiny_bert_classifier_dir.name)
+    assert scorer_for(copy).id == scorer.id
+    retrained = build_tiny_bert_classifier(tmp_path / "retrained", seed=1)
+    weights = copy / "model.safetensors"
+    assert (retrained / "model.safetensors").stat().st_size == weights.stat().st_size
+    shutil.copyfile(retrained / "model.safetensors", weights)  # same names, same sizes, other weights
+    changed = scorer_for(copy)
+    assert changed.version != scorer.version and changed.id != scorer.id
+    assert values(changed.score(TEXTS[:3])) != pytest.approx(values(scorer.score(TEXTS[:3])), abs=1e-3)
+
+
+def test_multi_label_models_use_a_sigmoid(tiny_bert_classifier_dir: Path, tmp_path: Path) -> None:
+    folder = shutil.copytree(tiny_bert_classifier_dir, tmp_path / "multi-label")
+    config = json.loads((folder / "config.json").read_text())
+    config["problem_type"] = "multi_label_classification"
+    (folder / "config.json").write_text(json.dumps(config))
+    multi = scorer_for(folder)
+    expected = 1 / (1 + np.exp(-reference_logits(tiny_bert_classifier_dir, TEXTS)[:, 1]))
+    assert multi.describe()["probability"] == "sigmoid"
+    assert values(multi.score(TEXTS)) == pytest.approx(expected.tolist(), abs=1e-5)
+
+
+def test_options_reach_the_scorer(tiny_bert_classifier_dir: Path) -> None:
+    custom = scorer_for(tiny_bert_classifier_dir, "?threshold=0.7&lang=zh,en&max_length=8&batch_size=2")
+    assert (custom.threshold, custom.batch_size, custom.max_length) == (0.7, 2, 8)
+    assert custom.languages == frozenset({"zh", "en"})
+    assert custom.id.endswith("#label=1&max_length=8")
+    expected = softmax(reference_logits(tiny_bert_classifier_dir, TEXTS[-2:], max_length=8))[:, 1]
+    assert values(custom.score(TEXTS[-2:])) == pytest.approx(expected.tolist(), abs=1e-5)
+
+
+def test_a_text_that_cannot_be_scored_fails_alone(scorer) -> None:
+    outcomes = scorer.score(["fine", None, "also fine"])  # type: ignore[list-item]
+    assert [o.status for o in outcomes] == ["ok", "error", "ok"]
+    assert outcomes[1].value is None and scorer.id in outcomes[1].detail
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [("?threshold=2", "between 0 and 1"), ("?batch_size=0", "at least 1"), ("?labl=1", "unknown option")],
+)
+def test_bad_options_are_usage_errors(tiny_bert_classifier_dir: Path, options: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        scorer_for(tiny_bert_classifier_dir, options)
+
+
+def test_default_model_is_roberta_base_cold_for_chinese() -> None:
+    from huggingface_hub import try_to_load_from_cache
+
+    assert languages_option(Spec.parse("hf", bare=True), DEFAULT_MODEL) == frozenset({"zh"})
+    assert languages_option(Spec.parse("hf:x?lang=en", bare=True), DEFAULT_MODEL) == frozenset({"en"})
+    if isinstance(try_to_load_from_cache(DEFAULT_MODEL, "config.json"), str):
+        default = load_scorer("hf", ScorerContext())
+        assert default.id.startswith(f"hf:{DEFAULT_MODEL}@") and default.id.endswith("#label=1")
+        assert default.languages == frozenset({"zh"})
+    else:
+        with pytest.raises(BackendError, match="cannot load the config of 'thu-coai/roberta-base-cold'"):
+            load_scorer("hf", ScorerContext())
+
+
+def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(BackendError, match="no model folder at"):
+        scorer_for(tmp_path / "nothing-here")
