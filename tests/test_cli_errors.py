@@ -102,3 +102,12 @@ def test_missing_api_key_variable_is_named(tmp_path):
     assert result.returncode == 2
     assert "set the environment variable TRUSTEVAL_TEST_KEY" in result.stderr
     assert _runs_in(store) == 0
+
+
+def test_hf_model_folder_that_is_not_a_model(tmp_path):
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    result, store = _run(tmp_path, "--model", f"hf:{folder}")
+    assert result.returncode == 2
+    assert "is not a model folder (no config.json)" in result.stderr
+    assert _runs_in(store) == 0

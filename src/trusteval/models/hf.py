@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import re
 import time
 from collections.abc import Sequence
@@ -382,6 +383,15 @@ def torch_dtype(torch: Any, spec: ModelSpec) -> tuple[str, Any]:
     if name not in DTYPES:
         raise UsageError(f"spec '{spec.raw}': dtype must be one of {', '.join(DTYPES)}, not '{name}'")
     return name, getattr(torch, name)
+
+
+def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
+    """Before a run writes anything: options valid, transformers installed, the folder a model folder."""
+    spec.check_options(OPTIONS)
+    positive_option(spec, "batch_size", 16)
+    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
+        raise missing_extra("transformers", "hf")
+    resolve_source(spec.name)
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> HFBackend:
