@@ -28,6 +28,10 @@ class LoadedDataset:
 
 DATASETS: Registry = Registry("dataset")
 DATASETS.register("cold", "trusteval.data.cold:load")
+DATASETS.register("hatexplain", "trusteval.data.hatexplain:load")
+DATASETS.register("toxicspans", "trusteval.data.toxicspans:load")
+DATASETS.register("file", "trusteval.data.generic:load")
+DATASETS.register("social-chem-101", "trusteval.data.social_chem:load")
 
 
 def parse_dataset_spec(raw: str) -> Spec:

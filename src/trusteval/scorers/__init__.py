@@ -9,6 +9,11 @@ from trusteval.specs import Spec
 SCORERS: Registry[TextScorer] = Registry("scorer")
 SCORERS.register("cold-tfidf", "trusteval.scorers.cold_detector:create")
 SCORERS.register("hf", "trusteval.scorers.hf_classifier:create")
+SCORERS.register("en-tfidf", "trusteval.scorers.english_detector:create")
+SCORERS.register("perspective", "trusteval.scorers.perspective:create")
+SCORERS.register("keywords-exact", "trusteval.scorers.refusal:create")
+SCORERS.register("keywords-folded", "trusteval.scorers.refusal:create")
+SCORERS.register("keywords-strict", "trusteval.scorers.refusal:create")
 
 
 def parse_scorer_spec(raw: str) -> Spec:

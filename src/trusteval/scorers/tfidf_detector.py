@@ -1,10 +1,11 @@
-"""A trained-offline toxicity detector: character n-gram TF-IDF + logistic regression.
+"""A trained-offline toxicity detector: n-gram TF-IDF + logistic regression.
 
 It is trained on first use from labelled data in the data folder, evaluated on a held-out split, and cached
 without pickle (vocabulary, idf and weights in an .npz, described by a JSON card holding the file's sha256,
 the training data hashes and the held-out metrics). A cache whose checksum does not match is retrained,
 never loaded. The concrete detectors (Chinese from COLD, English from HateXplain) only say which data and
-which n-grams to use.
+which n-grams to use: one feature block (`analyzer`, `ngram_range`), or several side by side (`extra_blocks`),
+optionally scaled by naive-Bayes log-count ratios (`nb_scaling`, as in Wang & Manning's NBSVM, 2012).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +23,22 @@ import numpy as np
 
 from trusteval.data.sources import sha256_file
 from trusteval.scorers.base import Outcome
+from trusteval.scorers.tfidf_fast import fast_transform
 
 TrainingData = tuple[list[str], list[int], list[str], list[int], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class FeatureBlock:
+    """One TF-IDF vectorizer of a detector: which n-grams, and how rare a term may be."""
+
+    analyzer: str
+    ngram_range: tuple[int, int]
+    min_df: int = 2
+    max_features: int | None = None
+
+    def describe(self) -> str:
+        return f"{self.analyzer} {self.ngram_range[0]}-{self.ngram_range[1]}-grams"
 
 
 @dataclass(frozen=True)
@@ -39,18 +55,27 @@ class DetectorRecipe:
     min_df: int = 2
     max_features: int | None = None
     lowercase: bool = True
+    extra_blocks: tuple[FeatureBlock, ...] = ()
+    nb_scaling: bool = False
+
+    def blocks(self) -> tuple[FeatureBlock, ...]:
+        return (FeatureBlock(self.analyzer, self.ngram_range, self.min_df, self.max_features), *self.extra_blocks)
 
 
 @dataclass
 class TrainedDetector:
-    vectorizer: Any
+    vectorizers: list[Any]
     coef: np.ndarray
     intercept: float
     card: dict[str, Any]
+    fast_transforms: list[Any] | None = None
+
+    def features(self, texts: Sequence[str]):
+        transforms = self.fast_transforms or self.vectorizers
+        return _stack([t.transform(list(texts)) for t in transforms])
 
     def predict(self, texts: Sequence[str]) -> np.ndarray:
-        features = self.vectorizer.transform(list(texts))
-        logits = features @ self.coef + self.intercept
+        logits = self.features(texts) @ self.coef + self.intercept
         return 1.0 / (1.0 + np.exp(-logits))
 
 
@@ -72,14 +97,14 @@ class TfidfDetectorScorer:
         return {"scorer": self.id, "threshold": self.threshold, **self.detector.card}
 
 
-def _make_vectorizer(recipe: DetectorRecipe, vocabulary: dict[str, int] | None = None):
+def _make_vectorizer(recipe: DetectorRecipe, block: FeatureBlock, vocabulary: dict[str, int] | None = None):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(
-        analyzer=recipe.analyzer,
-        ngram_range=recipe.ngram_range,
-        min_df=recipe.min_df,
-        max_features=recipe.max_features,
+        analyzer=block.analyzer,
+        ngram_range=block.ngram_range,
+        min_df=block.min_df,
+        max_features=block.max_features,
         sublinear_tf=True,
         lowercase=recipe.lowercase,
         vocabulary=vocabulary,
@@ -87,21 +112,62 @@ def _make_vectorizer(recipe: DetectorRecipe, vocabulary: dict[str, int] | None =
     )
 
 
+def _fast_transforms(recipe: DetectorRecipe, vectorizers: list[Any]) -> list[Any]:
+    return [fast_transform(v, recipe.lowercase) for v in vectorizers]
+
+
+def _stack(blocks: list[Any]):
+    import scipy.sparse as sp
+
+    return blocks[0] if len(blocks) == 1 else sp.hstack(blocks, format="csr")
+
+
+def nb_log_count_ratio(features: Any, labels: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """r = log((p / |p|_1) / (q / |q|_1)) with p, q the smoothed counts of each feature being present in the
+    positive / negative training texts (Wang & Manning 2012)."""
+    present = features > 0
+    p = np.asarray(present[labels == 1].sum(axis=0)).ravel() + alpha
+    q = np.asarray(present[labels == 0].sum(axis=0)).ravel() + alpha
+    return np.log((p / p.sum()) / (q / q.sum()))
+
+
+def _fit_vectorizers(recipe: DetectorRecipe, texts: list[str], labels: np.ndarray) -> tuple[list[Any], Any]:
+    vectorizers = [_make_vectorizer(recipe, block) for block in recipe.blocks()]
+    blocks = [v.fit_transform(texts) for v in vectorizers]
+    if recipe.nb_scaling:
+        # Folding r into idf keeps the cache format: the stored idf is the scaled one.
+        for vectorizer, block in zip(vectorizers, blocks, strict=True):
+            vectorizer.idf_ = vectorizer.idf_ * nb_log_count_ratio(block, labels)
+        blocks = [t.transform(texts) for t in _fast_transforms(recipe, vectorizers)]
+    return vectorizers, _stack(blocks)
+
+
+def _features_description(recipe: DetectorRecipe) -> str:
+    text = " + ".join(block.describe() for block in recipe.blocks()) + ", TF-IDF"
+    return text + (", naive-Bayes scaled" if recipe.nb_scaling else "")
+
+
 def train(recipe: DetectorRecipe) -> TrainedDetector:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
     train_texts, train_labels, test_texts, test_labels, data_hashes = recipe.load_data()
-    vectorizer = _make_vectorizer(recipe)
+    vectorizers, features = _fit_vectorizers(recipe, train_texts, np.asarray(train_labels))
     model = LogisticRegression(C=recipe.C, max_iter=3000)
-    model.fit(vectorizer.fit_transform(train_texts), train_labels)
-    detector = TrainedDetector(vectorizer, model.coef_[0].astype(np.float64), float(model.intercept_[0]), {})
+    model.fit(features, train_labels)
+    detector = TrainedDetector(
+        vectorizers,
+        model.coef_[0].astype(np.float64),
+        float(model.intercept_[0]),
+        {},
+        _fast_transforms(recipe, vectorizers),
+    )
     probabilities = detector.predict(test_texts)
     predicted = (probabilities >= 0.5).astype(int)
     detector.card = {
         "detector": recipe.name,
         "version": recipe.version,
-        "features": f"{recipe.analyzer} {recipe.ngram_range[0]}-{recipe.ngram_range[1]}-grams, TF-IDF",
+        "features": _features_description(recipe),
         "model": f"logistic regression, C={recipe.C}",
         "training_rows": len(train_texts),
         "test_rows": len(test_texts),
@@ -113,23 +179,25 @@ def train(recipe: DetectorRecipe) -> TrainedDetector:
     return detector
 
 
+def _array_names(index: int) -> tuple[str, str]:
+    """npz keys of a block's terms and idf; block 0 keeps the single-block names, so old caches still load."""
+    return ("terms", "idf") if index == 0 else (f"terms_{index}", f"idf_{index}")
+
+
 def save(detector: TrainedDetector, folder: Path) -> None:
     """Write weights then card atomically; the card's checksum is what makes the weights trusted."""
     folder.mkdir(parents=True, exist_ok=True)
-    vocabulary = detector.vectorizer.vocabulary_
-    terms = np.empty(len(vocabulary), dtype=object)
-    for term, index in vocabulary.items():
-        terms[index] = term
+    arrays: dict[str, np.ndarray] = {}
+    for index, vectorizer in enumerate(detector.vectorizers):
+        terms = np.empty(len(vectorizer.vocabulary_), dtype=object)
+        for term, position in vectorizer.vocabulary_.items():
+            terms[position] = term
+        terms_key, idf_key = _array_names(index)
+        arrays[terms_key], arrays[idf_key] = terms.astype(str), vectorizer.idf_
     weights = folder / "weights.npz"
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npz")
     os.close(fd)
-    np.savez(
-        tmp,
-        terms=terms.astype(str),
-        idf=detector.vectorizer.idf_,
-        coef=detector.coef,
-        intercept=np.array([detector.intercept]),
-    )
+    np.savez(tmp, coef=detector.coef, intercept=np.array([detector.intercept]), **arrays)
     os.replace(tmp, weights)
     card = {**detector.card, "weights_sha256": sha256_file(weights)}
     _write_json_atomic(folder / "card.json", card)
@@ -139,18 +207,43 @@ def save(detector: TrainedDetector, folder: Path) -> None:
 def load(recipe: DetectorRecipe, folder: Path) -> TrainedDetector | None:
     """The cached detector, or None when it is missing, corrupted or from another version."""
     card_path, weights = folder / "card.json", folder / "weights.npz"
+    vectorizers = []
     try:
         card = json.loads(card_path.read_text("utf-8"))
-        if card.get("version") != recipe.version or sha256_file(weights) != card.get("weights_sha256"):
+        if not isinstance(card, dict) or not _card_matches(card, recipe):
+            return None
+        if sha256_file(weights) != card.get("weights_sha256"):
             return None
         with np.load(weights, allow_pickle=False) as arrays:
-            terms, idf = arrays["terms"], arrays["idf"]
+            for index, block in enumerate(recipe.blocks()):
+                terms_key, idf_key = _array_names(index)
+                vocabulary = {str(t): i for i, t in enumerate(arrays[terms_key])}
+                vectorizer = _make_vectorizer(recipe, block, vocabulary=vocabulary)
+                vectorizer.idf_ = arrays[idf_key]
+                vectorizers.append(vectorizer)
             coef, intercept = arrays["coef"], float(arrays["intercept"][0])
-    except (OSError, ValueError, KeyError, json.JSONDecodeError):
+    except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile, json.JSONDecodeError):
         return None
-    vectorizer = _make_vectorizer(recipe, vocabulary={str(t): i for i, t in enumerate(terms)})
-    vectorizer.idf_ = idf
-    return TrainedDetector(vectorizer, coef, intercept, card)
+    if not _shapes_agree(vectorizers, coef):  # weights of another recipe under a matching checksum
+        return None
+    return TrainedDetector(vectorizers, coef, intercept, card, _fast_transforms(recipe, vectorizers))
+
+
+def _card_matches(card: dict[str, Any], recipe: DetectorRecipe) -> bool:
+    """The card describes this recipe: same detector, version, features and model."""
+    expected = {
+        "detector": recipe.name,
+        "version": recipe.version,
+        "features": _features_description(recipe),
+        "model": f"logistic regression, C={recipe.C}",
+    }
+    return all(card.get(key) == value for key, value in expected.items())
+
+
+def _shapes_agree(vectorizers: list[Any], coef: np.ndarray) -> bool:
+    sizes = [len(v.vocabulary) for v in vectorizers]
+    idf_ok = all(np.shape(v.idf_) == (size,) for v, size in zip(vectorizers, sizes, strict=True))
+    return idf_ok and np.shape(coef) == (sum(sizes),)
 
 
 def load_or_train(recipe: DetectorRecipe, cache_dir: Path) -> TrainedDetector:

@@ -1,0 +1,76 @@
+"""`trusteval datasets show NAME`: what a dataset holds and how its labels and classes are made.
+
+A loader module may define `describe(spec, context) -> str` (its mapping tables and counts); `show` prints
+that, and otherwise the counts per attribute class and label, the source files' sha256 and the notes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def add_data_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", help="local dataset mirror (default: $TRUSTEVAL_DATA_DIR)")
+    parser.add_argument("--cache-dir", help="cache for downloads and trained detectors (default ~/.cache/trusteval)")
+    parser.add_argument("--download", action="store_true", help="download missing data (verified by sha256)")
+
+
+def cache_folder(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
+    return Path(args.cache_dir or env.get("TRUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "trusteval")
+
+
+def data_folder(args: argparse.Namespace, env: Mapping[str, str]) -> Path | None:
+    value = args.data_dir or env.get("TRUSTEVAL_DATA_DIR")
+    return Path(value) if value else None
+
+
+def data_context(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
+    from trusteval.data.sources import DataContext
+
+    return DataContext(
+        data_dir=data_folder(args, env),
+        cache_dir=cache_folder(args, env) / "data",
+        allow_download=bool(args.download),
+    )
+
+
+def store_folder(value: str | None, env: Mapping[str, str]) -> str:
+    from trusteval.config import DEFAULT_STORE, ENV_PREFIX
+
+    return value or env.get(ENV_PREFIX + "STORE") or DEFAULT_STORE
+
+
+def register(commands: Any) -> None:
+    datasets = commands.add_parser("datasets", help="inspect datasets: counts, label and class mappings")
+    actions = datasets.add_subparsers(dest="datasets_command", required=True)
+    show = actions.add_parser("show", help="counts per class and label, mapping tables, source hashes")
+    show.add_argument("dataset", help="dataset spec, e.g. hatexplain, toxicspans?split=test, file:x.csv?lang=zh")
+    add_data_flags(show)
+    show.set_defaults(handler=cmd_show)
+
+
+def describe_dataset(raw: str, context: Any) -> str:
+    import sys
+
+    from trusteval.data import DATASETS, parse_dataset_spec
+    from trusteval.data.generic import count_summary
+
+    spec = parse_dataset_spec(raw)
+    loader = DATASETS.get(spec.kind)
+    describe = getattr(sys.modules.get(loader.__module__), "describe", None)
+    if describe is not None:
+        return describe(spec, context)
+    loaded = loader(spec, context)
+    lines = [f"dataset {loaded.name}"]
+    lines += [f"  source {name}: sha256 {digest}" for name, digest in loaded.sources.items()]
+    lines += [f"  note: {note}" for note in loaded.notes]
+    return "\n".join([*lines, count_summary(loaded.prompts)])
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    print(describe_dataset(args.dataset, data_context(args, os.environ)))
+    return 0

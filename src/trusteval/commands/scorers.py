@@ -1,0 +1,101 @@
+"""`trusteval scorers validate` (scorer validity on a labelled dataset) and `trusteval scorers show`.
+
+    trusteval scorers validate --scorer SPEC --dataset SPEC [--limit N] [--threshold T] [--store DIR] [--json]
+
+Scores every labelled prompt of the dataset, prints ROC AUC, accuracy and macro-F1 at the threshold (overall
+and per attribute class) and a calibration table, and stores the result so tables computed later with that
+scorer on that dataset print it underneath (see trusteval.scorers.validation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
+
+
+def register(commands: Any) -> None:
+    scorers = commands.add_parser("scorers", help="scorer tools: validity on labelled data, description")
+    actions = scorers.add_subparsers(dest="scorers_command", required=True)
+    validate = actions.add_parser("validate", help="ROC AUC, accuracy, macro-F1 and calibration on a dataset")
+    validate.add_argument("--scorer", required=True, help="toxicity scorer spec, e.g. en-tfidf, cold-tfidf, hf:...")
+    validate.add_argument("--dataset", required=True, help="labelled dataset spec, e.g. hatexplain, file:x.csv?...")
+    validate.add_argument("--limit", type=int, help="validate on a seeded sample of N prompts")
+    validate.add_argument("--sample-seed", type=int, default=0, help="seed of the sample (default 0)")
+    validate.add_argument("--threshold", type=float, help="toxic at score >= T (default: the scorer's, 0.5)")
+    validate.add_argument("--store", help="workspace folder where the result is stored")
+    validate.add_argument(
+        "--force-scorer-language", action="store_true", help="score text in a language the scorer is not built for"
+    )
+    validate.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    add_data_flags(validate)
+    validate.set_defaults(handler=cmd_validate)
+
+    show = actions.add_parser("show", help="what a scorer is: id, languages, threshold, held-out metrics")
+    show.add_argument("scorer", help="scorer spec")
+    add_data_flags(show)
+    show.set_defaults(handler=cmd_show)
+
+
+def _scorer_context(args: argparse.Namespace) -> Any:
+    from trusteval.scorers.base import ScorerContext
+
+    env = os.environ
+    return ScorerContext(env=dict(env), data_dir=data_folder(args, env), cache_dir=cache_folder(args, env))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from trusteval.benchmarks.common import check_scorer_language
+    from trusteval.data import load_dataset, sample_prompts
+    from trusteval.errors import UsageError
+    from trusteval.jsonout import print_json
+    from trusteval.scorers import load_scorer
+    from trusteval.scorers.validation import evaluate, score_prompts, store_report
+    from trusteval.store import Store
+
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("flag --limit: must be at least 1")
+    loaded = load_dataset(args.dataset, data_context(args, os.environ))
+    prompts = sample_prompts(loaded.prompts, args.limit, args.sample_seed)
+    if not any(p.label is not None for p in prompts):
+        raise UsageError(f"dataset '{args.dataset}' has no labels: validation needs labelled data")
+    scorer = load_scorer(args.scorer, _scorer_context(args))
+    if scorer.kind != "toxicity":
+        raise UsageError(f"scorer '{args.scorer}' is a {scorer.kind} scorer; validate needs a toxicity scorer")
+    check_scorer_language(scorer, {p.lang for p in prompts}, force=args.force_scorer_language)
+    threshold = scorer.threshold if args.threshold is None else args.threshold
+    store = Store.open(store_folder(args.store, os.environ))
+    try:
+        values = score_prompts(scorer, prompts, store)
+        report = evaluate(scorer.id, args.dataset, threshold, prompts, values, scorer.describe())
+        run_id = store_report(store, report, args.dataset)
+    finally:
+        store.close()
+    if args.json:
+        print_json({"run_id": run_id, **report.as_dict()})
+    else:
+        _print_report(report, run_id)
+    return 0
+
+
+def _print_report(report: Any, run_id: str) -> None:
+    from rich.console import Console
+
+    from trusteval.report.tables import print_tables
+    from trusteval.scorers.validation import report_tables
+
+    console = Console()
+    print_tables(report_tables(report), console)
+    console.print(f"stored as {run_id}")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from trusteval.jsonout import print_json
+    from trusteval.scorers import load_scorer
+
+    scorer = load_scorer(args.scorer, _scorer_context(args))
+    info = {"id": scorer.id, "kind": scorer.kind, "languages": sorted(scorer.languages), **scorer.describe()}
+    print_json(info, indent=2)
+    return 0

@@ -1,0 +1,171 @@
+"""`file`: any labelled CSV / TSV / JSONL / JSON / Parquet file, by column mapping.
+
+Spec: `file:<path>?text=<col>&label=<col>&category=<col>&id=<col>&lang=<code>&label_map=yes:1,no:0
+&attributes=<col>,<col>`. Defaults: `text`; `label`, `category` and `id` columns are used when the file has
+them (a column named in the spec must exist); the id is the line number when there is no id column. The
+language comes from a `lang` column, else (or where a cell is empty) from the `lang` option; with neither the
+spec is refused (the default scorer depends on it). Labels must be 0 / 1 unless `label_map` says which value
+means what.
+
+Every bad row is a DataError naming file, line and field: an empty text, an empty label, a label outside the
+expected set, an empty attribute class (a category column that is empty in a row: we refuse it rather than
+invent a class), a duplicate id. The dataset is named `file:<stem>@<8 hex>`, the hex digits being a hash of
+the file's sha256 and the mapping, so two different files (or mappings) never share stored prompts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from trusteval.data import LoadedDataset
+from trusteval.data.files import read_records, require_columns
+from trusteval.data.sources import DataContext, sha256_file
+from trusteval.errors import DataError, UsageError
+from trusteval.records import Prompt, content_hash
+from trusteval.specs import Spec
+
+OPTIONS = frozenset({"text", "label", "category", "id", "lang", "label_map", "attributes"})
+DEFAULT_LABELS = {"0": 0, "1": 1}
+LANG_COLUMN = "lang"
+
+
+def parse_label_map(raw: str | None) -> dict[str, int]:
+    """`yes:1,no:0` -> {"yes": 1, "no": 0}; every target must be 0 or 1."""
+    if raw is None:
+        return dict(DEFAULT_LABELS)
+    mapping: dict[str, int] = {}
+    for pair in raw.split(","):
+        value, sep, target = pair.rpartition(":")
+        if not sep or target.strip() not in {"0", "1"}:
+            raise UsageError(f"label_map entry '{pair}' is not VALUE:0 or VALUE:1 (e.g. label_map=yes:1,no:0)")
+        mapping[value.strip()] = int(target)
+    return mapping
+
+
+def cell_text(value: Any) -> str:
+    """A cell as text: JSON and Parquet values keep their JSON spelling (1, true, 1.5), None is empty."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+class ColumnMapping:
+    """Which column holds what, checked against the file's header."""
+
+    def __init__(self, spec: Spec, path: Path, columns: Sequence[str]) -> None:
+        self.text = spec.option("text", "text") or "text"
+        self.label = self._optional(spec, "label", columns)
+        self.category = self._optional(spec, "category", columns)
+        self.id = self._optional(spec, "id", columns)
+        self.lang_column = LANG_COLUMN if LANG_COLUMN in columns else None
+        self.lang = spec.option("lang")
+        self.attributes = [c.strip() for c in (spec.option("attributes") or "").split(",") if c.strip()]
+        named = [self.text, *(c for c in (self.label, self.category, self.id) if c), *self.attributes]
+        require_columns(path, list(columns), named)
+        if self.lang_column is None and not self.lang:
+            raise UsageError(
+                f"'{path}': say which language the texts are in: add ?lang=en (or zh, ...) to the spec, "
+                f"or a '{LANG_COLUMN}' column to the file"
+            )
+
+    @staticmethod
+    def _optional(spec: Spec, key: str, columns: Sequence[str]) -> str | None:
+        if key in spec.options:
+            return spec.options[key]  # named explicitly: must exist
+        return key if key in columns else None
+
+
+def _cell(path: Path, line: int, row: Mapping[str, Any], column: str) -> str:
+    if column not in row:
+        raise DataError(path, "missing field", line=line, field=column)
+    return cell_text(row[column]).strip()
+
+
+class RowReader:
+    """Turns one record into a Prompt, or says exactly what is wrong with it."""
+
+    def __init__(self, path: Path, cols: ColumnMapping, labels: dict[str, int], mapped: bool, name: str) -> None:
+        self.path, self.cols, self.labels, self.name = path, cols, labels, name
+        self.hint = "" if mapped else " (map other values with ?label_map=VALUE:1,VALUE:0)"
+
+    def prompt(self, line: int, row: Mapping[str, Any]) -> Prompt:
+        path, cols = self.path, self.cols
+        text = _cell(path, line, row, cols.text)
+        if not text:
+            raise DataError(path, "empty text", line=line, field=cols.text)
+        lang = (_cell(path, line, row, cols.lang_column) if cols.lang_column else "") or cols.lang
+        if not lang:
+            raise DataError(path, "empty language (or pass ?lang=...)", line=line, field=cols.lang_column)
+        prompt_id = _cell(path, line, row, cols.id) if cols.id else str(line)
+        if not prompt_id:
+            raise DataError(path, "empty id", line=line, field=cols.id)
+        return Prompt(
+            id=prompt_id,
+            dataset=self.name,
+            text=text,
+            lang=lang,
+            label=self._label(line, row),
+            category=self._category(line, row),
+            attributes={c: _cell(path, line, row, c) for c in cols.attributes},
+        )
+
+    def _label(self, line: int, row: Mapping[str, Any]) -> int | None:
+        if not self.cols.label:
+            return None
+        raw = _cell(self.path, line, row, self.cols.label)
+        if raw not in self.labels:
+            expected = ", ".join(repr(k) for k in self.labels)
+            what = "empty label" if not raw else f"label {raw!r} is not one of {expected}"
+            raise DataError(self.path, what + self.hint, line=line, field=self.cols.label)
+        return self.labels[raw]
+
+    def _category(self, line: int, row: Mapping[str, Any]) -> str | None:
+        if not self.cols.category:
+            return None
+        category = _cell(self.path, line, row, self.cols.category)
+        if not category:
+            raise DataError(self.path, "empty attribute class", line=line, field=self.cols.category)
+        return category
+
+
+def load(spec: Spec, context: DataContext) -> LoadedDataset:
+    spec.check_options(OPTIONS)
+    if not spec.name:
+        raise UsageError("the file dataset needs a path: --dataset file:data.csv?text=col&label=col&lang=zh")
+    path = Path(spec.name).expanduser()
+    records = read_records(path)  # a file without rows is a DataError there
+    cols = ColumnMapping(spec, path, list(records[0][1]))
+    digest = sha256_file(path)
+    name = f"file:{path.stem}@{content_hash({'sha256': digest, 'options': spec.options})[:8]}"
+    reader = RowReader(path, cols, parse_label_map(spec.option("label_map")), "label_map" in spec.options, name)
+    prompts: list[Prompt] = []
+    first_line: dict[str, int] = {}
+    for line, row in records:
+        prompt = reader.prompt(line, row)
+        if prompt.id in first_line:
+            raise DataError(
+                path, f"duplicate id {prompt.id!r} (first on line {first_line[prompt.id]})", line=line, field=cols.id
+            )
+        first_line[prompt.id] = line
+        prompts.append(prompt)
+    return LoadedDataset(name=name, prompts=prompts, sources={f"file:{path.name}": digest})
+
+
+def count_summary(prompts: Sequence[Prompt]) -> str:
+    """Prompts per attribute class and label, as a small text table (used by `trusteval datasets show`)."""
+    per_class: dict[str, Counter] = {}
+    for p in prompts:
+        per_class.setdefault(p.category or "-", Counter())[p.label] += 1
+    per_class = {**dict(sorted(per_class.items())), "all": sum(per_class.values(), Counter())}
+    languages = ", ".join(f"{lang} {n}" for lang, n in sorted(Counter(p.lang for p in prompts).items()))
+    lines = [f"  {len(prompts)} prompts; language {languages}"]
+    lines.append(f"  {'class':<20} {'toxic':>7} {'non-toxic':>9} {'unlabelled':>10} {'total':>7}")
+    for name, n in per_class.items():
+        lines.append(f"  {name:<20} {n[1]:>7} {n[0]:>9} {n[None]:>10} {n.total():>7}")
+    return "\n".join(lines)

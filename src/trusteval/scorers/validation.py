@@ -1,0 +1,240 @@
+"""Scorer validity: how well a toxicity scorer separates the toxic and non-toxic items of a labelled dataset.
+
+A detector can look fine on its own test set and be near chance on another domain (the TrustEval paper
+scores translated English data with a classifier trained on native Chinese comments). `validate` scores a
+labelled dataset and reports ROC AUC, accuracy and macro-F1 at the scorer's threshold, overall and per
+attribute class, plus a calibration summary: a 10-bin reliability table (equal-width bins (i/10, (i+1)/10],
+the first one including 0, as sklearn's `calibration_curve`), the expected calibration error
+ECE = sum_b n_b / N * |mean score_b - toxic fraction_b| and the Brier score mean((score - label)^2).
+
+The result is stored as an aggregate: run id `validation:<scorer id>:<dataset spec>` (the dataset spec
+normalised by `dataset_key`), name `scorer_validation`. A later validation of the same scorer on the same
+dataset spec replaces it. `validation_note` turns it into the line printed under tables computed with that
+scorer on that dataset. The scores themselves go to the store's scores table, so a run reuses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trusteval.errors import UsageError
+from trusteval.records import Prompt, Score, text_subject
+from trusteval.specs import Spec
+
+AGGREGATE_NAME = "scorer_validation"
+RUN_PREFIX = "validation"
+BINS = 10
+
+
+@dataclass(frozen=True)
+class BinaryMetrics:
+    n: int
+    toxic: int
+    roc_auc: float | None  # None when only one label is present
+    accuracy: float
+    macro_f1: float
+
+
+@dataclass(frozen=True)
+class Calibration:
+    bins: list[dict[str, float | int | None]]  # low, high, count, mean_score, toxic_fraction
+    ece: float
+    brier: float
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    scorer: str
+    dataset: str
+    threshold: float
+    overall: BinaryMetrics
+    by_category: dict[str, BinaryMetrics]
+    calibration: Calibration
+    left_out: dict[str, int] = field(default_factory=dict)
+    scorer_info: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
+    """The Mann-Whitney form: P(score of a toxic item > score of a non-toxic one), ties counting half."""
+    from scipy.stats import rankdata
+
+    positives, negatives = int(labels.sum()), int(len(labels) - labels.sum())
+    if positives == 0 or negatives == 0:
+        return None
+    ranks = rankdata(scores)
+    return float((ranks[labels == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+
+
+def macro_f1(labels: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean F1 of the two classes; a class never predicted nor present scores 0 (sklearn's zero_division=0)."""
+    values = []
+    for cls in (0, 1):
+        tp = np.sum((predicted == cls) & (labels == cls))
+        denominator = np.sum(predicted == cls) + np.sum(labels == cls)
+        values.append(2 * tp / denominator if denominator else 0.0)
+    present = [v for cls, v in zip((0, 1), values, strict=True) if np.any(labels == cls) or np.any(predicted == cls)]
+    return float(np.mean(present))
+
+
+def binary_metrics(labels: np.ndarray, scores: np.ndarray, threshold: float) -> BinaryMetrics:
+    predicted = (scores >= threshold).astype(int)
+    return BinaryMetrics(
+        n=len(labels),
+        toxic=int(labels.sum()),
+        roc_auc=roc_auc(labels, scores),
+        accuracy=float(np.mean(predicted == labels)),
+        macro_f1=macro_f1(labels, predicted),
+    )
+
+
+def calibration(labels: np.ndarray, scores: np.ndarray, bins: int = BINS) -> Calibration:
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.searchsorted(edges[1:-1], scores, side="left")
+    table, ece = [], 0.0
+    for b in range(bins):
+        members = which == b
+        count = int(members.sum())
+        mean_score = float(scores[members].mean()) if count else None
+        toxic_fraction = float(labels[members].mean()) if count else None
+        if count:
+            ece += count / len(scores) * abs(mean_score - toxic_fraction)
+        table.append(
+            {"low": float(edges[b]), "high": float(edges[b + 1]), "count": count,
+             "mean_score": mean_score, "toxic_fraction": toxic_fraction}
+        )  # fmt: skip
+    return Calibration(bins=table, ece=float(ece), brier=float(np.mean((scores - labels) ** 2)))
+
+
+def evaluate(
+    scorer_id: str,
+    dataset: str,
+    threshold: float,
+    prompts: Sequence[Prompt],
+    values: Sequence[float | None],
+    scorer_info: dict[str, Any] | None = None,
+) -> ValidationReport:
+    """Metrics from prompts and their scores (None: the scorer failed on it; counted, left out)."""
+    unlabelled = sum(p.label is None for p in prompts)
+    unscored = sum(v is None and p.label is not None for p, v in zip(prompts, values, strict=True))
+    kept = [(p, v) for p, v in zip(prompts, values, strict=True) if p.label is not None and v is not None]
+    if not kept:
+        raise UsageError(f"dataset '{dataset}' has no labelled, scored items to validate {scorer_id} on")
+    labels = np.array([int(p.label) for p, _ in kept])
+    scores = np.array([float(v) for _, v in kept])
+    categories = np.array([p.category or "-" for p, _ in kept], dtype=object)
+    by_category = {
+        str(c): binary_metrics(labels[categories == c], scores[categories == c], threshold)
+        for c in sorted(set(categories.tolist()))
+    }
+    left_out = {k: v for k, v in {"unlabelled": unlabelled, "not scored": unscored}.items() if v}
+    return ValidationReport(
+        scorer=scorer_id,
+        dataset=dataset,
+        threshold=threshold,
+        overall=binary_metrics(labels, scores, threshold),
+        by_category=by_category,
+        calibration=calibration(labels, scores),
+        left_out=left_out,
+        scorer_info=scorer_info or {},
+    )
+
+
+def dataset_key(dataset_spec: str) -> str:
+    """A dataset spec with its options sorted, so `a?x=1&y=2` and `a?y=2&x=1` name the same validation."""
+    spec = Spec.parse(dataset_spec, bare=True)
+    head = f"{spec.kind}:{spec.name}" if spec.name else spec.kind
+    options = "&".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
+    return head + (f"?{options}" if options else "")
+
+
+def validation_run_id(scorer_id: str, dataset_spec: str) -> str:
+    return f"{RUN_PREFIX}:{scorer_id}:{dataset_key(dataset_spec)}"
+
+
+def score_prompts(scorer: Any, prompts: Sequence[Prompt], store: Any | None) -> list[float | None]:
+    """Scores of every prompt text, reusing and filling the store's scores table when a store is given."""
+    texts = list(dict.fromkeys(p.text for p in prompts))
+    subjects = {text: text_subject(text) for text in texts}
+    stored = store.scores(scorer.id, subjects.values()) if store is not None else {}
+    done = {t: stored[s] for t, s in subjects.items() if s in stored and stored[s].status != "error"}
+    todo = [t for t in texts if t not in done]
+    for start in range(0, len(todo), max(1, scorer.batch_size)):
+        batch = todo[start : start + scorer.batch_size]
+        outcomes = scorer.score(batch)
+        scores = [
+            Score(subjects[t], scorer.id, o.value, o.status, o.label, o.detail)
+            for t, o in zip(batch, outcomes, strict=True)
+        ]
+        if store is not None:
+            store.add_scores(scores)
+        done.update(zip(batch, scores, strict=True))
+    return [done[p.text].value if done[p.text].ok else None for p in prompts]
+
+
+def store_report(store: Any, report: ValidationReport, dataset_spec: str) -> str:
+    run_id = validation_run_id(report.scorer, dataset_spec)
+    store.register_scorer(report.scorer, report.scorer_info)
+    store.put_aggregate(run_id, AGGREGATE_NAME, report.as_dict())
+    return run_id
+
+
+def validation_note(store: Any, scorer_id: str, dataset_name: str) -> str | None:
+    """The line to print under a table computed with `scorer_id` on the dataset spec `dataset_name`, or None
+    when that scorer was never validated on it (`trusteval scorers validate`)."""
+    stored = store.aggregate(validation_run_id(scorer_id, dataset_name), AGGREGATE_NAME)
+    if stored is None:
+        return None
+    overall, cal = stored["overall"], stored["calibration"]
+    auc = "n/a (one label only)" if overall["roc_auc"] is None else f"{overall['roc_auc']:.3f}"
+    return (
+        f"Scorer validity of {scorer_id} on {stored['dataset']} (n={overall['n']}): ROC AUC {auc}, "
+        f"accuracy {overall['accuracy']:.3f} and macro-F1 {overall['macro_f1']:.3f} at threshold "
+        f"{stored['threshold']:g}; ECE {cal['ece']:.3f}, Brier {cal['brier']:.3f} (trusteval scorers validate)"
+    )
+
+
+def scorer_info_for(store: Any, scorer_id: str, dataset_name: str) -> dict[str, Any]:
+    """What the store knows of a scorer, with its validation note on this dataset when there is one."""
+    info = dict(store.scorer_info(scorer_id) or {})
+    note = validation_note(store, scorer_id, dataset_name)
+    if note:
+        info["validation_note"] = note
+    return info
+
+
+def report_tables(report: ValidationReport) -> list[Any]:
+    """The validity table (overall and per class) and the reliability table, for printing and files."""
+    from trusteval.report.tables import Table
+
+    def row(name: str, m: BinaryMetrics) -> tuple[Any, ...]:
+        return (name, m.n, m.toxic, m.roc_auc, m.accuracy, m.macro_f1)
+
+    notes = [f"Toxic at score >= {report.threshold:g}; ROC AUC is n/a for a class with one label only."]
+    notes += [f"Left out: {n} {why}" for why, n in report.left_out.items()]
+    validity = Table(
+        name="scorer_validity",
+        title=f"Scorer validity: {report.scorer} on {report.dataset}",
+        columns=("Class", "n", "toxic", "ROC AUC", "accuracy", "macro-F1"),
+        rows=(row("all", report.overall), *(row(c, m) for c, m in report.by_category.items())),
+        notes=tuple(notes),
+        digits=3,
+    )
+    cal = report.calibration
+    reliability = Table(
+        name="scorer_calibration",
+        title=f"Calibration: {report.scorer} on {report.dataset} (10 equal-width bins)",
+        columns=("score bin", "n", "mean score", "toxic fraction"),
+        rows=tuple(
+            (f"({b['low']:.1f}, {b['high']:.1f}]", b["count"], b["mean_score"], b["toxic_fraction"]) for b in cal.bins
+        ),
+        notes=(f"Expected calibration error {cal.ece:.3f}; Brier score {cal.brier:.3f}",),
+        digits=3,
+    )
+    return [validity, reliability]
