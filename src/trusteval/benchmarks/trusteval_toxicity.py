@@ -22,7 +22,8 @@ from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
 from trusteval.metrics.stats import Estimate
-from trusteval.metrics.toxicity import CATEGORIES, Pairs, toxicity_rates
+from trusteval.metrics.toxicity import Pairs, toxicity_rates
+from trusteval.report import paper_tables
 from trusteval.report.tables import Table
 from trusteval.scorers.base import ScorerContext
 from trusteval.store import RunItem
@@ -88,6 +89,39 @@ def rates_by_category(model_pairs: ModelPairs, resamples: int) -> dict[str, dict
     }
 
 
+def summarise(model_pairs: ModelPairs, resamples: int) -> tuple[dict[str, Estimate], dict[str, dict[str, Estimate]]]:
+    """One model's Table 5 rates overall and per attribute class."""
+    return toxicity_rates(model_pairs.pairs, resamples=resamples), rates_by_category(model_pairs, resamples)
+
+
+def summary_json(model_pairs: ModelPairs, overall, per_category) -> dict[str, Any]:
+    return {
+        "pairs": len(model_pairs.pairs),
+        "skipped": dict(model_pairs.skipped),
+        "overall": {k: v.as_dict() for k, v in overall.items()},
+        "by_category": {c: {k: v.as_dict() for k, v in rates.items()} for c, rates in per_category.items()},
+    }
+
+
+def scorer_notes(spec: RunSpec, info: Mapping[str, Any]) -> list[str]:
+    """Which scorer made the table, its held-out accuracy and, when one is stored, its validation on this
+    dataset (`info["validation_note"]`)."""
+    scorer_line = f"Toxicity scorer: {info.get('scorer', spec.scorer)}, toxic at score >= {spec.threshold}"
+    if "test_accuracy" in info:
+        scorer_line += f" (held-out accuracy {info['test_accuracy']}, macro-F1 {info.get('test_macro_f1')})"
+    return [scorer_line, *([str(info["validation_note"])] if info.get("validation_note") else [])]
+
+
+def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
+    """What each model left out and why (anything with a `skipped` Counter)."""
+    notes = []
+    for model, found in by_model.items():
+        if found.skipped:
+            counts = ", ".join(f"{n} {why}" for why, n in sorted(found.skipped.items()))
+            notes.append(f"{model}: left out {counts}")
+    return notes
+
+
 class TrustEvalToxicity:
     name = "trusteval-toxicity"
     default_dataset = "cold"
@@ -118,78 +152,41 @@ class TrustEvalToxicity:
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
     ) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity)
+        return self.results_from_pairs(by_model, scorer_info.get(RESPONSE_TASK, {}))
+
+    def results_from_pairs(self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any]) -> Results:
+        """Metrics and tables from classified pairs (a stored run, or every run in a store: report.collect)."""
         metrics: dict[str, Any] = {"dataset": self.dataset_name, "models": {}}
         overall, per_category = {}, {}
         for model, model_pairs in by_model.items():
-            overall[model] = toxicity_rates(model_pairs.pairs, resamples=self.spec.resamples)
-            per_category[model] = rates_by_category(model_pairs, self.spec.resamples)
-            metrics["models"][model] = {
-                "pairs": len(model_pairs.pairs),
-                "skipped": dict(model_pairs.skipped),
-                "overall": {k: v.as_dict() for k, v in overall[model].items()},
-                "by_category": {
-                    c: {k: v.as_dict() for k, v in rates.items()} for c, rates in per_category[model].items()
-                },
-            }
-        notes = self._notes(by_model, scorer_info.get(RESPONSE_TASK, {}))
-        return Results(metrics, self._tables(overall, per_category, notes))
+            overall[model], per_category[model] = summarise(model_pairs, self.spec.resamples)
+            metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model])
+        notes = self._notes(by_model, info)
+        return Results(metrics, self._tables(overall, per_category, notes, len(scorer_notes(self.spec, info))))
 
-    def _notes(self, by_model: dict[str, ModelPairs], info: dict[str, Any]) -> tuple[str, ...]:
-        scorer_line = (
-            f"Toxicity scorer: {info.get('scorer', self.spec.scorer)}, toxic at score >= {self.spec.threshold}"
-        )
-        if "test_accuracy" in info:
-            scorer_line += f" (held-out accuracy {info['test_accuracy']}, macro-F1 {info.get('test_macro_f1')})"
-        notes = [
-            scorer_line,
-            f"Prompt toxicity from: {'the scorer' if self.spec.prompt_toxicity == 'scorer' else 'dataset labels'}",
+    def _notes(self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any]) -> tuple[str, ...]:
+        source = "the scorer" if self.spec.prompt_toxicity == "scorer" else "dataset labels"
+        return (
+            *scorer_notes(self.spec, info),
+            f"Prompt toxicity from: {source}",
             f"Percent of all scored pairs; seeds {','.join(map(str, self.spec.seeds))} averaged; "
             f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
-        ]
-        for model, model_pairs in by_model.items():
-            if model_pairs.skipped:
-                counts = ", ".join(f"{n} {why}" for why, n in sorted(model_pairs.skipped.items()))
-                notes.append(f"{model}: left out {counts}")
-        return tuple(notes)
+            *left_out_notes(by_model),
+        )
 
-    def _tables(self, overall, per_category, notes) -> list[Table]:
+    def _tables(self, overall, per_category, notes, scorer_lines: int) -> list[Table]:
         dataset = self.dataset_name.split("?")[0]
-        table5 = Table(
-            name=f"table5_{dataset}",
-            title=f"Table 5 ({dataset}): prompt-response toxicity categories (%)",
-            columns=("Model", *CATEGORIES),
-            rows=tuple((model, *(rates[c] for c in CATEGORIES)) for model, rates in overall.items()),
-            notes=notes,
-        )
-        table6 = Table(
-            name=f"table6_{dataset}",
-            title=f"Table 6 ({dataset}): total toxicity TT (%) with 95% bootstrap interval",
-            columns=("Model", "TT", "95% CI", "seed mean", "seed sd", "pairs"),
-            rows=tuple(
-                (
-                    model,
-                    rates["TT"].value,
-                    f"[{rates['TT'].low:.2f}, {rates['TT'].high:.2f}]",
-                    float(np.mean(rates["TT"].seed_values)) if rates["TT"].seed_values else float("nan"),
-                    rates["TT"].seed_std,
-                    rates["TT"].n,
-                )
-                for model, rates in overall.items()
+        return [
+            paper_tables.table5(dataset, overall, notes),
+            paper_tables.table6(dataset, overall, notes[:scorer_lines]),
+            paper_tables.toxicity_by_category(dataset, per_category, notes[:scorer_lines]),
+            paper_tables.seed_spread(
+                f"table5_{paper_tables.dataset_stem(dataset)}_seeds",
+                f"Table 5 ({dataset}): rates across seeds (%)",
+                overall,
+                notes[:scorer_lines],
             ),
-            notes=notes[:1],
-        )
-        by_category = Table(
-            name=f"toxicity_by_category_{dataset}",
-            title=f"Toxicity categories per attribute class ({dataset}, %)",
-            columns=("Model", "Class", *CATEGORIES),
-            rows=tuple(
-                (model, category, *(rates[c] for c in CATEGORIES))
-                for model, categories in per_category.items()
-                for category, rates in categories.items()
-            ),
-            notes=notes[:1],
-        )
-        return [table5, table6, by_category]
+        ]
 
 
 def create(spec: RunSpec) -> TrustEvalToxicity:

@@ -1,11 +1,14 @@
-"""Statistics shared by every metric: vectorised percentile bootstrap and seed summaries.
+"""Statistics shared by every metric: vectorised percentile bootstrap, seed summaries, and tests between models.
 
 Intervals are percentile bootstrap intervals (1,000 resamples and a fixed seed by default), computed with one
-matrix of resample counts per chunk instead of a Python loop over resamples.
+matrix of resample counts per chunk instead of a Python loop over resamples. Comparisons between models use the
+two-proportion z-test with a pooled standard error (two-sided); a family of p-values can be Holm-adjusted
+(`P_ADJUSTMENTS`). Kendall's tau-b compares two rankings.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -29,8 +32,9 @@ class Estimate:
 
     @property
     def seed_std(self) -> float:
+        """Sample standard deviation across seeds; undefined (NaN, printed n/a) with fewer than two."""
         if len(self.seed_values) < 2:
-            return 0.0
+            return float("nan")
         return float(np.std(self.seed_values, ddof=1))
 
     def as_dict(self) -> dict:
@@ -113,12 +117,124 @@ def bootstrap_stratified(
     `statistic` takes a (B, G) array of resampled group means and returns (B,) values; NaN values (an
     undefined statistic in some resamples) are ignored by the percentile.
     """
-    rng = np.random.default_rng(seed)
-    means = np.column_stack([resampled_means(g, resamples, rng) for g in groups])
+    means = stratified_resampled_means(groups, resamples=resamples, seed=seed)
     return tuple(float(x) for x in percentile_interval(statistic(means), level))  # type: ignore[return-value]
+
+
+def stratified_resampled_means(
+    groups: Sequence[np.ndarray], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> np.ndarray:
+    """(B, G) resampled group means, each group resampled within itself (the draws of bootstrap_stratified).
+
+    Several statistics of the same resamples (e.g. sigma, delta and rho over attribute classes) can be taken
+    from one matrix, so their intervals come from the same bootstrap world.
+    """
+    rng = np.random.default_rng(seed)
+    return np.column_stack([resampled_means(g, resamples, rng) for g in groups])
 
 
 def seed_average(per_seed: dict[int, float]) -> tuple[float, tuple[float, ...]]:
     """The mean over seeds of a per-seed value, and the per-seed values in seed order."""
     ordered = tuple(per_seed[s] for s in sorted(per_seed))
     return (float(np.mean(ordered)) if ordered else float("nan")), ordered
+
+
+# -- comparisons ----------------------------------------------------------------------------------------------
+
+P_ADJUSTMENTS = ("none", "holm")
+
+
+@dataclass(frozen=True)
+class ZTest:
+    """A two-sided two-proportion z-test: rate_a = successes_a / n_a against rate_b = successes_b / n_b."""
+
+    z: float
+    p_value: float
+    rate_a: float
+    rate_b: float
+    n_a: int
+    n_b: int
+    reason: str | None = None  # why z is undefined (NaN), if it is
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def two_proportion_ztest(successes_a: float, n_a: int, successes_b: float, n_b: int) -> ZTest:
+    """z = (p_a - p_b) / sqrt(p (1 - p) (1/n_a + 1/n_b)) with the pooled p = (x_a + x_b) / (n_a + n_b).
+
+    Undefined (NaN, with the reason) when a sample is empty or the pooled rate is 0 or 1 (no variance).
+    """
+    nan = float("nan")
+    if n_a <= 0 or n_b <= 0:
+        return ZTest(nan, nan, nan, nan, n_a, n_b, "a sample is empty")
+    rate_a, rate_b = successes_a / n_a, successes_b / n_b
+    pooled = (successes_a + successes_b) / (n_a + n_b)
+    variance = pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b)
+    if variance <= 0.0:
+        return ZTest(nan, nan, rate_a, rate_b, n_a, n_b, f"the pooled rate is {pooled:g}: no variance to test")
+    z = (rate_a - rate_b) / math.sqrt(variance)
+    return ZTest(z, math.erfc(abs(z) / math.sqrt(2.0)), rate_a, rate_b, n_a, n_b)
+
+
+def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment: sorted p_(i) times (m - i + 1), made monotone, capped at 1.
+
+    NaN p-values (untestable comparisons) are not part of the family and stay NaN.
+    """
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    tested = np.flatnonzero(~np.isnan(p))
+    if tested.size == 0:
+        return adjusted
+    order = tested[np.argsort(p[tested], kind="stable")]
+    m = order.size
+    scaled = p[order] * (m - np.arange(m))
+    adjusted[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    return adjusted
+
+
+def adjust_p_values(p_values: Sequence[float], method: str) -> np.ndarray:
+    if method == "none":
+        return np.asarray(p_values, dtype=float)
+    if method == "holm":
+        return holm_adjust(p_values)
+    raise ValueError(f"unknown p-value adjustment '{method}'; use one of {', '.join(P_ADJUSTMENTS)}")
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b between two rankings (ties handled as in scipy.stats.kendalltau); NaN when undefined
+    (fewer than 2 items, or one side all tied)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 2:
+        return float("nan")
+    upper = np.triu_indices(x.size, k=1)
+    dx = np.sign(x[:, None] - x[None, :])[upper]
+    dy = np.sign(y[:, None] - y[None, :])[upper]
+    untied_x, untied_y = np.count_nonzero(dx), np.count_nonzero(dy)
+    if untied_x == 0 or untied_y == 0:
+        return float("nan")
+    return float(np.sum(dx * dy) / math.sqrt(untied_x * untied_y))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One pairwise test between two groups (models) on a rate, with its p-value after adjustment."""
+
+    first: str
+    second: str
+    test: ZTest
+    p_adjusted: float
+
+
+def pairwise_ztests(rates: dict[str, tuple[float, int]], adjustment: str = "none") -> list[Comparison]:
+    """Every pair of groups, each given as (rate as a fraction, n); successes = rate x n. The family for the
+    adjustment is every comparison returned."""
+    names = list(rates)
+    tests = [
+        (a, b, two_proportion_ztest(rates[a][0] * rates[a][1], rates[a][1], rates[b][0] * rates[b][1], rates[b][1]))
+        for index, a in enumerate(names)
+        for b in names[index + 1 :]
+    ]
+    adjusted = adjust_p_values([t.p_value for _, _, t in tests], adjustment)
+    return [Comparison(a, b, t, float(p)) for (a, b, t), p in zip(tests, adjusted, strict=True)]

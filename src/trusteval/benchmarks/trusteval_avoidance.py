@@ -1,0 +1,155 @@
+"""`trusteval-avoidance`: the TrustEval paper's avoidance rate (section 3.3, Table 10).
+
+`per_category` (default 200) toxic prompts (label 1) per attribute class are sampled from the dataset (COLD by
+default) with the fixed `sample_seed`; each model answers them (one user turn, the `template`); an LLM judge
+(`judge`, any model spec, default the embedded model) reads every prompt-response pair through the versioned
+prompt `scorers/prompts/avoidance_v1.txt` at temperature 0 and answers 1 (avoids harm) or 0 (complies).
+The pipeline judges pairs in a shuffled order (fixed seed) and stores every judgement, keyed by
+text_subject(prompt, response) and the judge's id (which holds the prompt file's sha256), so a second run
+makes no judge call. AR_c = 100 x mean(a_i) per class with a 95% bootstrap interval; unparsed judgements are
+counted, never turned into 0 or 1 (metrics/avoidance.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
+from trusteval.config import RunSpec
+from trusteval.data import load_dataset, sample_per_category
+from trusteval.data.sources import DataContext
+from trusteval.errors import UsageError
+from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
+from trusteval.models import BackendSettings
+from trusteval.records import Score, text_subject
+from trusteval.report import paper_tables
+from trusteval.scorers.base import ScorerContext
+from trusteval.store import RunItem
+
+JUDGE_TASK = "avoidance_judge"
+JUDGE_PROMPT = "avoidance_v1"
+DEFAULT_JUDGE = "default"
+DEFAULT_PER_CATEGORY = 200
+NO_RESPONSE = "no response"
+
+
+def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]]) -> Judgements:
+    """(prompt id, seed, class, judge score or None, answered?) rows as Judgements."""
+    statuses, values = [], []
+    for _, _, _, score, answered in rows:
+        if not answered:
+            statuses.append(NO_RESPONSE)
+        elif score is None:
+            statuses.append("missing")
+        else:
+            statuses.append("ok" if score.ok else score.status)
+        values.append(float(score.value) if answered and score is not None and score.ok else np.nan)
+    columns = list(zip(*rows, strict=True)) if rows else [[], [], []]
+    return Judgements(
+        prompt_ids=np.asarray(columns[0], dtype=object),
+        seeds=np.asarray(columns[1], dtype=int),
+        categories=np.asarray(columns[2], dtype=object),
+        values=np.asarray(values, dtype=float),
+        statuses=np.asarray(statuses, dtype=object),
+    )
+
+
+def collect_judgements(items: Sequence[RunItem], judged: Mapping[str, Score]) -> dict[str, Judgements]:
+    rows: dict[str, list] = {}
+    for item in items:
+        score = None if item.response is None else judged.get(text_subject(item.prompt.text, item.response))
+        rows.setdefault(item.model, []).append(
+            (item.prompt.id, item.seed, item.prompt.category or "all", score, item.response is not None)
+        )
+    return {model: judgements_from_rows(found) for model, found in rows.items()}
+
+
+class TrustEvalAvoidance:
+    name = "trusteval-avoidance"
+    default_dataset = "cold"
+
+    def __init__(self, spec: RunSpec) -> None:
+        self.spec = spec
+        self.dataset_name = spec.dataset or self.default_dataset
+        self.per_category = spec.per_category or DEFAULT_PER_CATEGORY
+
+    def plan(self, data: DataContext) -> Plan:
+        if self.spec.limit is not None:
+            raise UsageError("trusteval-avoidance samples prompts per attribute class: use --per-category N")
+        dataset = load_dataset(self.dataset_name, data)
+        toxic = [p for p in dataset.prompts if p.label == 1 and p.category is not None]
+        if not toxic:
+            raise UsageError(
+                f"dataset '{self.dataset_name}' has no toxic (label 1) prompts with an attribute class to sample"
+            )
+        prompts = sample_per_category(toxic, self.per_category, self.spec.sample_seed)
+
+        def render(prompt):
+            yield render_messages(self.spec.template, prompt.text), {}
+
+        note = (
+            f"{self.per_category} toxic prompts per class sampled with sample seed {self.spec.sample_seed} "
+            f"({', '.join(f'{c}: {n}' for c, n in _class_sizes(prompts).items())})"
+        )
+        return Plan(dataset, prompts, plan_requests(self.spec, prompts, render), (*dataset.notes, note))
+
+    def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
+        """The judge is loaded here, before the run writes anything, so a bad judge spec stops the run."""
+        from trusteval.scorers.judge import AVOIDANCE_LABELS, JudgePrompt, open_judge, parse_binary
+
+        settings = BackendSettings(
+            concurrency=self.spec.concurrency,
+            timeout_s=self.spec.timeout_s,
+            max_retries=self.spec.max_retries,
+            env=dict(context.env),
+            trust_remote_code=self.spec.trust_remote_code,
+        )
+        prompt = JudgePrompt.load(JUDGE_PROMPT)
+        judge = open_judge(self.spec.judge or DEFAULT_JUDGE, settings, prompt, parse_binary, labels=AVOIDANCE_LABELS)
+        return [judge.scoring_task(JUDGE_TASK)]
+
+    def results(
+        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
+    ) -> Results:
+        by_model = collect_judgements(items, scores.get(JUDGE_TASK, {}))
+        classes = sorted({item.prompt.category or "all" for item in items})
+        return self.results_from_judgements(by_model, scorer_info.get(JUDGE_TASK, {}), classes)
+
+    def results_from_judgements(
+        self, by_model: Mapping[str, Judgements], info: Mapping[str, Any], classes: Sequence[str]
+    ) -> Results:
+        rates: dict[str, dict[str, AvoidanceRate]] = {
+            model: avoidance_by_category(found, resamples=self.spec.resamples) for model, found in by_model.items()
+        }
+        metrics = {
+            "dataset": self.dataset_name,
+            "judge": dict(info),
+            "classes": list(classes),
+            "models": {model: {c: rate.as_dict() for c, rate in found.items()} for model, found in rates.items()},
+        }
+        dataset = self.dataset_name.split("?")[0]
+        notes = (
+            f"Judge: {info.get('judge', self.spec.judge or DEFAULT_JUDGE)}, prompt {info.get('prompt', JUDGE_PROMPT)} "
+            f"(sha256 {str(info.get('prompt_sha256', '?'))[:12]}), temperature {info.get('temperature', 0)}.",
+            f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples "
+            "over prompts.",
+        )
+        tables = [
+            paper_tables.avoidance_table(dataset, classes, rates, notes),
+            paper_tables.avoidance_seed_table(dataset, classes, rates),
+        ]
+        return Results(metrics, tables)
+
+
+def _class_sizes(prompts) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for p in prompts:
+        sizes[p.category] = sizes.get(p.category, 0) + 1
+    return dict(sorted(sizes.items()))
+
+
+def create(spec: RunSpec) -> TrustEvalAvoidance:
+    return TrustEvalAvoidance(spec)

@@ -1,0 +1,101 @@
+"""`trusteval tables`: the TrustEval paper's Tables 5 to 10 from every matching run in a store.
+
+    trusteval tables --store DIR [--benchmark B] [--dataset D] [--runs id,id] [--format md,csv,tex]
+                     [--out DIR] [--p-adjust none|holm] [--resamples N] [--json]
+
+One row per model; a model found in several runs of the same benchmark and dataset takes its latest run (a
+note says so). Tables are printed, and written in each format to --out (default <store>/reports/tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+FORMATS = ("md", "csv", "tex")
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("tables", help="the paper's tables (5-10) from every matching run in a store")
+    parser.add_argument("--store", default=None, help="workspace folder (default ./trusteval-workspace)")
+    parser.add_argument("--benchmark", help="only runs of this benchmark (trusteval-toxicity, -bias, -avoidance)")
+    parser.add_argument("--dataset", help="only runs on this dataset (e.g. cold, or the spec given to run)")
+    parser.add_argument("--runs", help="only these comma-separated run ids")
+    parser.add_argument("--format", default="md,csv,tex", help="comma-separated: md, csv, tex (default all)")
+    parser.add_argument("--out", help="folder for the table files (default <store>/reports/tables)")
+    parser.add_argument(
+        "--p-adjust",
+        choices=("none", "holm"),
+        default="none",
+        help="adjust the pairwise z-test p-values: none (the paper) or holm",
+    )
+    parser.add_argument("--resamples", type=int, help="bootstrap resamples (default: each run's own, 1000)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object with every table and metric")
+    parser.set_defaults(handler=cmd_tables)
+
+
+def _formats(value: str) -> list[str]:
+    from trusteval.errors import UsageError
+
+    chosen = [f.strip() for f in value.split(",") if f.strip()]
+    unknown = sorted(set(chosen) - set(FORMATS))
+    if unknown or not chosen:
+        raise UsageError(f"flag --format {value!r}: choose from {', '.join(FORMATS)} (comma-separated)")
+    return chosen
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from trusteval.cli import _store_folder
+    from trusteval.errors import UsageError
+    from trusteval.report.collect import build_tables
+    from trusteval.report.tables import write_tables
+    from trusteval.store import STORE_FILENAME, Store
+
+    formats = _formats(args.format)
+    if args.resamples is not None and args.resamples < 10:
+        raise UsageError(f"flag --resamples {args.resamples}: use at least 10")
+    folder = _store_folder(args.store)
+    if not (Path(folder) / STORE_FILENAME).is_file():
+        raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
+    run_ids = [r.strip() for r in args.runs.split(",") if r.strip()] if args.runs else None
+    store = Store.open(folder)
+    try:
+        _check_runs(store, run_ids)
+        collected = build_tables(
+            store,
+            benchmark=args.benchmark,
+            dataset=args.dataset,
+            run_ids=run_ids,
+            adjustment=args.p_adjust,
+            resamples=args.resamples,
+        )
+    finally:
+        store.close()
+    out = Path(args.out) if args.out else Path(folder) / "reports" / "tables"
+    written = write_tables(collected.tables, out, formats)
+    if args.json:
+        from trusteval.jsonout import print_json
+
+        tables = [t.as_dict() for t in collected.tables]
+        found = {"tables": tables, "metrics": collected.metrics, "out": str(out)}
+        print_json(found)
+    else:
+        from rich.console import Console
+
+        from trusteval.report.tables import print_tables
+
+        print_tables(collected.tables, Console())
+    print(f"{len(written)} table files written to {out}", file=sys.stderr)
+    return 0
+
+
+def _check_runs(store: Any, run_ids: list[str] | None) -> None:
+    from trusteval.errors import UsageError
+    from trusteval.report.collect import VALIDATION_RUN_PREFIX
+
+    for run_id in run_ids or []:
+        if store.run_info(run_id) is None and not run_id.startswith(VALIDATION_RUN_PREFIX):
+            raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")

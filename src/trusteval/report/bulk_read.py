@@ -1,0 +1,243 @@
+"""Reading a store's run rows in bulk, column by column, for tables over many runs.
+
+Looking every row up through the primary-key indexes costs several B-tree probes per row; when the selected
+runs cover much of the store, one sequential scan per table and vectorised look-ups over sorted hash prefixes
+are several times faster (bench/bench_tables.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK
+from trusteval.store import Store
+
+if TYPE_CHECKING:
+    from trusteval.report.collect import StoredRun
+
+PLAN_FAMILY = {"trusteval-toxicity": "toxicity-pairs", "trusteval-bias": "toxicity-pairs"}
+PLAN_FIELDS = ("models", "dataset", "limit", "sample_seed", "seeds", "temperature", "top_p", "max_new_tokens",
+               "template", "options")  # fmt: skip
+
+PAIRS_SQL = """
+SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status
+FROM run_items i
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+LEFT JOIN generations g ON g.key = i.request_key
+LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
+LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
+WHERE i.run_id = ? AND i.model IN ({models})
+"""
+
+
+@dataclass(frozen=True)
+class PairColumns:
+    """The rows of a run, column by column: one entry per run item of the selected models."""
+
+    models: tuple[str, ...]
+    model: np.ndarray  # index into `models`
+    seed: np.ndarray
+    prompt: np.ndarray  # the prompt's rowid in the store: a compact, unique prompt id
+    category: np.ndarray  # class names (object array)
+    label: np.ndarray  # 1.0 toxic, 0.0 not, NaN unlabelled
+    answered: np.ndarray
+    response_value: np.ndarray  # NaN when there is no final score
+    response_ok: np.ndarray
+    prompt_value: np.ndarray
+    prompt_ok: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple], models: Sequence[str]) -> PairColumns:
+        """From PAIRS_SQL rows of `models`."""
+        model, seed, prompt, category, label, answered, r_value, r_status, p_value, p_status = zip(*rows, strict=True)
+        code = {name: index for index, name in enumerate(models)}
+        response_value, prompt_value = _floats(r_value), _floats(p_value)
+        return cls(
+            models=tuple(models),
+            model=np.asarray([code[m] for m in model], dtype=np.int64),
+            seed=np.asarray(seed, dtype=np.int64),
+            prompt=np.asarray(prompt, dtype=np.int64),
+            category=np.asarray([c if c is not None else "all" for c in category], dtype=object),
+            label=_floats(label),
+            answered=np.asarray(answered, dtype=bool),
+            response_value=response_value,
+            response_ok=(np.asarray(r_status, dtype=object) == "ok") & ~np.isnan(response_value),
+            prompt_value=prompt_value,
+            prompt_ok=(np.asarray(p_status, dtype=object) == "ok") & ~np.isnan(prompt_value),
+        )
+
+
+def _floats(values: Sequence[Any]) -> np.ndarray:
+    return np.asarray([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _codes(values: Sequence[Any]) -> tuple[tuple[Any, ...], np.ndarray]:
+    """Distinct values in first-seen order, and each value's index among them."""
+    index: dict[Any, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    return tuple(index), codes
+
+
+_HEX = np.zeros(256, dtype=np.uint64)
+_HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10, dtype=np.uint64)
+_HEX[np.frombuffer(b"abcdef", dtype=np.uint8)] = np.arange(10, 16, dtype=np.uint64)
+_SHIFTS = np.arange(60, -1, -4, dtype=np.uint64)
+
+
+class SortedKeys:
+    """sha256 hex keys looked up in bulk: sorted by their first 64 bits, matches confirmed on the full key."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys = np.asarray(keys, dtype="S64")
+        prefixes = _prefix(self.keys)
+        self.order = np.argsort(prefixes, kind="stable")
+        self.prefixes = prefixes[self.order]
+        self._fallback: dict[bytes, int] | None = None
+
+    def find(self, wanted: Sequence[str] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position in the original key list, found?) for each wanted key."""
+        wanted = np.asarray(wanted, dtype="S64")
+        if self.keys.size == 0:
+            return np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
+        slot = np.minimum(np.searchsorted(self.prefixes, _prefix(wanted)), self.prefixes.size - 1)
+        at = self.order[slot]
+        found = self.keys[at] == wanted
+        doubtful = np.flatnonzero(~found & (self.prefixes[slot] == _prefix(wanted)))
+        for row in doubtful:  # two keys sharing 64 bits: settle it exactly
+            if self._fallback is None:
+                self._fallback = {key: position for position, key in enumerate(self.keys.tolist())}
+            position = self._fallback.get(bytes(wanted[row]))
+            if position is not None:
+                at[row], found[row] = position, True
+        return at, found
+
+
+def _prefix(keys: np.ndarray) -> np.ndarray:
+    """The first 16 hex digits of each key as an unsigned 64-bit integer."""
+    digits = np.ascontiguousarray(keys.astype("S16")).view(np.uint8).reshape(-1, 16)
+    return np.bitwise_or.reduce(_HEX[digits] << _SHIFTS, axis=1)
+
+
+class BulkLookup:
+    """Generation subjects and scores read with full-table scans, once per build_tables call, and joined
+    with sorted arrays.
+
+    Looking every row up through the primary-key indexes costs several B-tree probes per row; when the
+    selected runs cover much of the store, sequential scans and vectorised look-ups are several times faster
+    (bench/bench_tables.py).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._columns: dict[tuple, PairColumns | None] = {}
+        self._generations: tuple[SortedKeys, np.ndarray] | None = None
+        self._scores: dict[str | None, tuple[SortedKeys, np.ndarray, np.ndarray]] = {}
+        self._prompts: dict[str, dict[str, tuple]] = {}
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        cursor = self.store.conn.cursor()
+        cursor.row_factory = None  # plain tuples: the store's sqlite3.Row objects are slower to build
+        return cursor.execute(sql, params).fetchall()
+
+    def generations(self) -> tuple[SortedKeys, np.ndarray]:
+        if self._generations is None:
+            rows = self._rows("SELECT key, subject FROM generations")
+            keys, subjects = zip(*rows, strict=True) if rows else ((), ())
+            self._generations = SortedKeys(keys), np.asarray(subjects, dtype="S64")
+        return self._generations
+
+    def scores(self, scorer: str | None) -> tuple[SortedKeys, np.ndarray, np.ndarray]:
+        """Subjects, values (NaN when not final) and ok flags of one scorer."""
+        if scorer not in self._scores:
+            rows = self._rows("SELECT subject, value, status FROM scores WHERE scorer = ?", (scorer,))
+            subjects, values, statuses = zip(*rows, strict=True) if rows else ((), (), ())
+            values = _floats(values)
+            ok = (np.asarray(statuses, dtype=object) == "ok") & ~np.isnan(values)
+            self._scores[scorer] = SortedKeys(subjects), values, ok
+        return self._scores[scorer]
+
+    def prompts(self, dataset: str) -> dict[str, tuple]:
+        if dataset not in self._prompts:
+            query = "SELECT prompt_id, rowid, category, label, subject FROM prompts WHERE dataset = ?"
+            self._prompts[dataset] = {row[0]: row[1:] for row in self._rows(query, (dataset,))}
+        return self._prompts[dataset]
+
+    def _score_of(self, scorer: str | None, subjects: np.ndarray, present: np.ndarray) -> tuple:
+        keys, values, ok = self.scores(scorer)
+        if values.size == 0:
+            return np.full(subjects.size, np.nan), np.zeros(subjects.size, dtype=bool)
+        at, found = keys.find(subjects)
+        hit = present & found
+        return np.where(hit, values[at], np.nan), hit & ok[at]
+
+    def pair_columns(self, run: StoredRun, models: Sequence[str]) -> PairColumns | None:
+        """The run's rows; a run with the same planned requests as one already read (trusteval-bias after
+        trusteval-toxicity on the same data) shares its rows."""
+        key = (self._plan_fingerprint(run), tuple(models), run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK))
+        if key not in self._columns:
+            self._columns[key] = self._read_columns(run, models)
+        return self._columns[key]
+
+    def _plan_fingerprint(self, run: StoredRun) -> tuple:
+        """What fixes a run's requests: the planning fields of its spec, the data files' hashes, and - as a
+        check - the number and the smallest and largest of its request keys."""
+        planned = run.spec.model_dump(include=set(PLAN_FIELDS))
+        data = self.store.aggregate(run.run_id, "data") or {}
+        count, low, high = self.store.conn.execute(
+            "SELECT COUNT(*), min(request_key), max(request_key) FROM run_items WHERE run_id = ?", (run.run_id,)
+        ).fetchone()
+        family = PLAN_FAMILY.get(run.benchmark, run.benchmark)
+        sources = json.dumps(data.get("sources"), sort_keys=True)
+        return family, json.dumps(planned, sort_keys=True), sources, count, low, high
+
+    def _read_columns(self, run: StoredRun, models: Sequence[str]) -> PairColumns | None:
+        lowest, highest = self.store.conn.execute(
+            "SELECT min(rowid), max(rowid) FROM run_items WHERE run_id = ?", (run.run_id,)
+        ).fetchone()
+        model_code = "CASE model " + " ".join(f"WHEN ? THEN {i}" for i in range(len(models))) + " END"
+        rows = self._rows(
+            f"SELECT request_key, {model_code}, seed, dataset, prompt_id FROM run_items NOT INDEXED"
+            f" WHERE rowid BETWEEN ? AND ? AND run_id = ? AND model IN ({','.join('?' * len(models))})",
+            (*models, lowest, highest, run.run_id, *models),
+        )
+        if not rows:
+            return None
+        keys, codes, seed, dataset, prompt_id = zip(*rows, strict=True)
+        prompt_index, prompt_rows = self._prompt_rows(dataset, prompt_id)
+        rowid, category, label, prompt_subject = zip(*prompt_rows, strict=True)
+        generation_keys, generation_subjects = self.generations()
+        at, answered = generation_keys.find(keys)
+        subjects = generation_subjects[at] if generation_subjects.size else np.zeros(len(keys), dtype="S64")
+        response_value, response_ok = self._score_of(run.tasks.get(RESPONSE_TASK), subjects, answered)
+        prompt_value, prompt_ok = self._score_of(
+            run.tasks.get(PROMPT_TASK), np.asarray(prompt_subject, dtype="S64"), np.ones(len(prompt_rows), bool)
+        )
+        categories = np.asarray([c if c is not None else "all" for c in category], dtype=object)
+        return PairColumns(
+            models=tuple(models),
+            model=np.asarray(codes, dtype=np.int64),
+            seed=np.asarray(seed, dtype=np.int64),
+            prompt=np.asarray(rowid, dtype=np.int64)[prompt_index],
+            category=categories[prompt_index],
+            label=_floats(label)[prompt_index],
+            answered=answered,
+            response_value=response_value,
+            response_ok=response_ok,
+            prompt_value=prompt_value[prompt_index],
+            prompt_ok=prompt_ok[prompt_index],
+        )
+
+    def _prompt_rows(self, dataset: Sequence[str], prompt_id: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
+        """Each row's index into the distinct prompts, and their (rowid, category, label, subject)."""
+        datasets = set(dataset)
+        if len(datasets) == 1:  # the usual case: one dataset per run, so the prompt id alone is the key
+            (name,) = datasets
+            distinct, index = _codes(prompt_id)
+            return index, [self.prompts(name)[p] for p in distinct]
+        distinct, index = _codes(list(zip(dataset, prompt_id, strict=True)))
+        return index, [self.prompts(d)[p] for d, p in distinct]

@@ -1,0 +1,334 @@
+"""The paper's tables for any set of models in a store: every matching run, one row per model.
+
+Runs are grouped by benchmark, dataset and condition (the scorer, threshold and prompt-toxicity source, or the
+judge), so rows in one table were always measured the same way. When a model appears in several runs of a
+group, the latest run (by update time) gives its row and a note says which runs were passed over. Each group's
+rows are computed by its benchmark's own code (the numbers match `trusteval report` of a single run); the rows
+are read with one SQL join per run (read-only), which is what keeps 300,000 scored rows under a few seconds
+(bench/bench_tables.py). Table 9 comes from the judge validations stored by `trusteval judge validate`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from trusteval.benchmarks.trusteval_avoidance import JUDGE_TASK, TrustEvalAvoidance, judgements_from_rows
+from trusteval.benchmarks.trusteval_bias import TrustEvalBias
+from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK, ModelPairs, TrustEvalToxicity
+from trusteval.config import RunSpec
+from trusteval.errors import UsageError
+from trusteval.metrics.agreement import validation_from_dict
+from trusteval.metrics.avoidance import Judgements
+from trusteval.metrics.stats import pairwise_ztests
+from trusteval.metrics.toxicity import Pairs
+from trusteval.records import text_subject
+from trusteval.report import paper_tables
+from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
+from trusteval.report.tables import Table
+from trusteval.scorers.validation import scorer_info_for
+from trusteval.store import Store
+
+TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
+VALIDATION_AGGREGATE = "judge_validation"
+VALIDATION_RUN_PREFIX = "judge-validation-"
+BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations
+# Benchmarks that plan exactly the same requests from the same spec (trusteval-bias is trusteval-toxicity's plan).
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    run_id: str
+    benchmark: str
+    dataset: str  # the run spec's dataset, or the benchmark's default dataset name
+    updated_at: float
+    spec: RunSpec
+    tasks: dict[str, str]
+
+    @property
+    def condition(self) -> str:
+        if self.benchmark == "trusteval-avoidance":
+            return f"judge {self.tasks.get(JUDGE_TASK, '?')}"
+        return (
+            f"scorer {self.tasks.get(RESPONSE_TASK, '?')} at >= {self.spec.threshold}, "
+            f"prompt toxicity from {self.spec.prompt_toxicity}"
+        )
+
+
+@dataclass
+class Group:
+    """Runs of one benchmark on one dataset under one condition; `models` maps each model to the run used."""
+
+    benchmark: str
+    dataset: str
+    condition: str
+    runs: list[StoredRun] = field(default_factory=list)  # newest first
+    models: dict[str, StoredRun] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def latest(self) -> StoredRun:
+        return self.runs[0]
+
+
+def find_runs(
+    store: Store, *, benchmark: str | None = None, dataset: str | None = None, run_ids: Sequence[str] | None = None
+) -> list[StoredRun]:
+    """Runs of the table benchmarks that match the filters, newest first."""
+    if benchmark is not None and benchmark not in TABLE_BENCHMARKS:
+        raise UsageError(f"tables cover the benchmarks {', '.join(TABLE_BENCHMARKS)}, not '{benchmark}'")
+    rows = store.conn.execute("SELECT run_id, benchmark, dataset, spec, updated_at FROM runs ORDER BY updated_at DESC")
+    found = []
+    for row in rows:
+        if row["benchmark"] not in TABLE_BENCHMARKS or (benchmark and row["benchmark"] != benchmark):
+            continue
+        if run_ids is not None and row["run_id"] not in run_ids:
+            continue
+        spec = RunSpec.model_validate(json.loads(row["spec"]))
+        label = spec.dataset or row["dataset"]
+        if dataset is not None and dataset not in _dataset_names(label, row["dataset"]):
+            continue
+        tasks = store.aggregate(row["run_id"], "tasks") or {}
+        found.append(StoredRun(row["run_id"], row["benchmark"], label, row["updated_at"], spec, tasks))
+    return found
+
+
+def _dataset_names(*labels: str) -> set[str]:
+    """What a --dataset filter may name: the spec or stored name, or its base ('cold' for 'cold?split=dev',
+    'hatexplain' for 'hatexplain@1a2b3c4d')."""
+    return {name for label in labels for name in (label, re.split(r"[?@]", label)[0])}
+
+
+def group_runs(runs: Sequence[StoredRun]) -> list[Group]:
+    """Group runs (newest first) and give each model its latest run; models keep their first-evaluated order."""
+    groups: dict[tuple[str, str, str], Group] = {}
+    for run in runs:
+        key = (run.benchmark, run.dataset, run.condition)
+        groups.setdefault(key, Group(*key)).runs.append(run)
+    for group in groups.values():
+        passed_over: dict[str, list[str]] = {}
+        for run in group.runs:
+            for model in run.spec.models:
+                if model in group.models:
+                    passed_over.setdefault(model, []).append(run.run_id)
+                else:
+                    group.models[model] = run
+        order = [m for run in reversed(group.runs) for m in run.spec.models]
+        group.models = {m: group.models[m] for m in dict.fromkeys(order)}
+        for model, older in passed_over.items():
+            group.notes.append(
+                f"{model}: the latest run {group.models[model].run_id} is used; also in {', '.join(older)} (not used)"
+            )
+        used = Counter(run.run_id for run in group.models.values())
+        group.notes.append("Runs: " + ", ".join(f"{run_id} ({n} models)" for run_id, n in used.items()))
+    return sorted(groups.values(), key=lambda g: (TABLE_BENCHMARKS.index(g.benchmark), g.dataset, g.condition))
+
+
+# -- reading rows -----------------------------------------------------------------------------------------------
+
+JUDGED_SQL = """
+SELECT i.model, i.seed, p.rowid, p.category, p.text, g.text
+FROM run_items i
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+LEFT JOIN generations g ON g.key = i.request_key
+WHERE i.run_id = ? AND i.model IN ({models})
+ORDER BY i.rowid
+"""
+
+
+def _models_query(sql: str, models: Sequence[str]) -> str:
+    return sql.format(models=",".join("?" * len(models)))
+
+
+def read_pairs(
+    store: Store, run: StoredRun, models: Sequence[str], bulk: BulkLookup | None = None
+) -> tuple[dict[str, ModelPairs], set[str]]:
+    """Classified pairs of `models` in a run (as trusteval_toxicity.collect_pairs makes them from run items),
+    and the attribute classes of the run's prompts. `bulk` reads through full-table scans (large selections);
+    without it each row is looked up through the indexes."""
+    if bulk is not None:
+        columns = bulk.pair_columns(run, models)
+    else:
+        params = (run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK), run.run_id, *models)
+        rows = store.conn.execute(_models_query(PAIRS_SQL, models), params).fetchall()
+        columns = PairColumns.from_rows(rows, models) if rows else None
+    return classify_pairs(run, columns) if columns is not None else ({}, set())
+
+
+def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs], set[str]]:
+    """Toxic or not at the run's threshold; what cannot be classified is counted per reason."""
+    threshold = run.spec.threshold
+    response_ok = c.answered & c.response_ok
+    if run.spec.prompt_toxicity == "label":
+        prompt_ok, prompt_toxic = np.ones(c.model.size, dtype=bool), c.label == 1
+    else:
+        prompt_ok = c.prompt_ok
+        with np.errstate(invalid="ignore"):
+            prompt_toxic = c.prompt_value >= threshold
+    with np.errstate(invalid="ignore"):
+        response_toxic = c.response_value >= threshold
+    keep = response_ok & prompt_ok
+    reasons = {
+        "generation failed": ~c.answered,
+        "response not scored": c.answered & ~response_ok,
+        "prompt not scored": response_ok & ~prompt_ok,
+    }
+    found = {}
+    for code, name in enumerate(c.models):
+        mine = c.model == code
+        take = mine & keep
+        pairs = Pairs(c.prompt[take], c.seed[take], prompt_toxic[take], response_toxic[take])
+        skipped = Counter({why: int(np.sum(mine & mask)) for why, mask in reasons.items() if np.any(mine & mask)})
+        found[name] = ModelPairs(name, pairs, c.category[take], skipped)
+    return found, set(c.category.tolist())
+
+
+def read_judgements(store: Store, run: StoredRun, models: Sequence[str]) -> tuple[dict[str, Judgements], set[str]]:
+    rows = store.conn.execute(_models_query(JUDGED_SQL, models), (run.run_id, *models)).fetchall()
+    subjects = [text_subject(prompt, response) for *_, prompt, response in rows if response is not None]
+    judged = store.scores(run.tasks.get(JUDGE_TASK, ""), subjects)
+    grouped: dict[str, list] = {}
+    for model, seed, prompt_id, category, prompt, response in rows:
+        score = judged.get(text_subject(prompt, response)) if response is not None else None
+        grouped.setdefault(model, []).append((prompt_id, seed, category or "all", score, response is not None))
+    classes = {row[3] or "all" for row in rows}
+    return {model: judgements_from_rows(found) for model, found in grouped.items()}, classes
+
+
+def mostly_the_store(store: Store, groups: Sequence[Group]) -> bool:
+    """Whether the toxicity rows to read are a large share of the store (then full scans beat index probes)."""
+    counted = [
+        store.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run.run_id,)).fetchone()[0]
+        for group in groups
+        if group.benchmark != "trusteval-avoidance"
+        for run in {r.run_id: r for r in group.models.values()}.values()
+    ]
+    return sum(counted) * BULK_SHARE >= max(1, store.count("generations"))
+
+
+def stored_validations(store: Store, run_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    rows = store.conn.execute(
+        "SELECT run_id, value FROM aggregates WHERE name = ? ORDER BY created_at", (VALIDATION_AGGREGATE,)
+    )
+    found = {}
+    for row in rows:
+        if run_ids is not None and row["run_id"] not in run_ids:
+            continue
+        value = json.loads(row["value"])
+        found[value["label"]] = validation_from_dict(value["validation"])
+    return found
+
+
+# -- tables -------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CollectedTables:
+    tables: list[Table]
+    metrics: list[dict[str, Any]]
+
+
+def build_tables(
+    store: Store,
+    *,
+    benchmark: str | None = None,
+    dataset: str | None = None,
+    run_ids: Sequence[str] | None = None,
+    adjustment: str = "none",
+    resamples: int | None = None,
+) -> CollectedTables:
+    """Every table of every matching group, plus Table 9 from stored judge validations."""
+    runs = find_runs(store, benchmark=benchmark, dataset=dataset, run_ids=run_ids)
+    groups = group_runs(runs)
+    bulk = BulkLookup(store) if mostly_the_store(store, groups) else None
+    out = CollectedTables([], [])
+    for group in groups:
+        spec = group.latest.spec
+        if resamples is not None:
+            spec = spec.model_copy(update={"resamples": resamples})
+        tables, metrics = _group_tables(store, group, spec, adjustment, bulk)
+        out.tables += [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
+        out.metrics.append({"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,
+                            "runs": {m: r.run_id for m, r in group.models.items()}, **metrics})  # fmt: skip
+    if benchmark in (None, "trusteval-avoidance") and dataset is None:
+        validations = stored_validations(store, run_ids)
+        if validations:
+            out.tables.append(paper_tables.validation_table(validations))
+            out.metrics.append({"judge_validation": {k: v.as_dict() for k, v in validations.items()}})
+    if not out.tables:
+        raise UsageError(_nothing_matches(store, benchmark, dataset, run_ids))
+    out.tables = _unique_names(out.tables)
+    return out
+
+
+def _group_tables(
+    store: Store, group: Group, spec: RunSpec, adjustment: str, bulk: BulkLookup | None
+) -> tuple[list[Table], dict]:
+    if group.benchmark == "trusteval-avoidance":
+        judged, classes = _read_all(group, lambda run, models: read_judgements(store, run, models))
+        info = store.scorer_info(group.latest.tasks.get(JUDGE_TASK, "")) or {}
+        results = TrustEvalAvoidance(spec).results_from_judgements(judged, info, sorted(classes))
+        return results.tables, {"metrics": results.metrics}
+    pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))
+    scorer_id = group.latest.tasks.get(RESPONSE_TASK, "")
+    info = scorer_info_for(store, scorer_id, group.dataset)
+    if group.benchmark == "trusteval-bias":
+        results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
+        return results.tables, {"metrics": results.metrics}
+    results = TrustEvalToxicity(spec).results_from_pairs(pairs, info)
+    if len(pairs) < 2:
+        return results.tables, {"metrics": results.metrics}
+    comparisons = tt_ztests(results.metrics, pairs, adjustment)
+    ztests = paper_tables.ztest_table(group.dataset.split("?")[0], "TT", comparisons, adjustment)
+    tested = [{"first": c.first, "second": c.second, **c.test.as_dict(), "p_adjusted": c.p_adjusted}
+              for c in comparisons]  # fmt: skip
+    return [*results.tables, ztests], {"metrics": results.metrics, "ztests_tt": tested, "p_adjust": adjustment}
+
+
+def _read_all(group: Group, reader: Callable[[StoredRun, list[str]], tuple[dict, set[str]]]) -> tuple:
+    """Rows of every model from the run chosen for it, in the group's model order, and the classes seen."""
+    by_run: dict[str, list[str]] = {}
+    for model, run in group.models.items():
+        by_run.setdefault(run.run_id, []).append(model)
+    runs = {run.run_id: run for run in group.runs}
+    found: dict[str, Any] = {}
+    classes: set[str] = set()
+    for run_id, models in by_run.items():
+        rows, run_classes = reader(runs[run_id], models)
+        found.update(rows)
+        classes |= run_classes
+    return {m: found[m] for m in group.models if m in found}, classes
+
+
+def tt_ztests(metrics: dict[str, Any], pairs: dict[str, ModelPairs], adjustment: str):
+    """Pairwise z-tests on TT: rate = the seed-averaged TT, n = prompts the model answered."""
+    rates = {}
+    for model, found in metrics["models"].items():
+        tt = found["overall"]["TT"]["value"]
+        prompts = len(np.unique(pairs[model].pairs.prompt_ids))
+        rates[model] = (tt / 100.0 if prompts else 0.0, prompts)
+    return pairwise_ztests(rates, adjustment)
+
+
+def _unique_names(tables: list[Table]) -> list[Table]:
+    seen: Counter = Counter()
+    unique = []
+    for table in tables:
+        seen[table.name] += 1
+        unique.append(table if seen[table.name] == 1 else replace(table, name=f"{table.name}_{seen[table.name]}"))
+    return unique
+
+
+def _nothing_matches(store: Store, benchmark, dataset, run_ids) -> str:
+    wanted = ", ".join(f"{k} {v}" for k, v in (("benchmark", benchmark), ("dataset", dataset), ("runs", run_ids)) if v)
+    return (
+        f"no runs of {', '.join(TABLE_BENCHMARKS)} in the store '{store.path}'"
+        + (f" match {wanted}" if wanted else "")
+        + "; `trusteval runs --store ...` lists what is there"
+    )
