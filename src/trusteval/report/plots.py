@@ -1,0 +1,221 @@
+"""Plots of a benchmark's metrics (PNG and SVG, matplotlib's Agg canvas, no pyplot state).
+
+`write_plots(metrics, folder)` draws every figure the benchmark named in `metrics["benchmark"]` has, from the
+metrics alone (the same JSON the run stores), so `trusteval report` can redraw them from the store. Each
+figure is one file per format, named like the table that holds its numbers. matplotlib is imported only here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from trusteval.errors import TrustEvalError, missing_extra
+
+FORMATS = ("png", "svg")
+Metrics = Mapping[str, Any]
+
+
+def _figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: int = 3) -> tuple[Any, list[Any]]:
+    try:
+        import matplotlib
+    except ImportError:
+        raise missing_extra("matplotlib", "plots") from None
+    from matplotlib.figure import Figure
+
+    matplotlib.rcParams["svg.hashsalt"] = "trusteval"  # the same SVG for the same data
+    columns = max(1, min(columns, panels))
+    rows = math.ceil(panels / columns)
+    figure = Figure(figsize=(width * columns, height * rows), layout="constrained")
+    axes = figure.subplots(rows, columns, squeeze=False).ravel().tolist()
+    for extra in axes[panels:]:
+        extra.set_visible(False)
+    return figure, axes[:panels]
+
+
+def _finite(values: Sequence[float | None]) -> list[float]:
+    return [float("nan") if v is None else float(v) for v in values]
+
+
+def _short(model: str, limit: int = 40) -> str:
+    return model if len(model) <= limit else "…" + model[-(limit - 1) :]
+
+
+# -- TrustGPT toxicity -------------------------------------------------------------------------------------
+
+
+def toxicity_distribution(metrics: Metrics) -> Any:
+    """Figures 2/3: the distribution of toxicity per model, one curve per prompt word."""
+    models = metrics["models"]
+    edges = metrics["histogram_edges"]
+    centers = [(a + b) / 2 for a, b in pairwise(edges)]
+    width = edges[1] - edges[0]
+    figure, axes = _figure(len(models))
+    for ax, (model, m) in zip(axes, models.items(), strict=True):
+        for word in metrics["words"]:
+            counts = m["by_word"][word]["histogram"]
+            total = sum(counts)
+            density = [c / (total * width) if total else 0.0 for c in counts]
+            ax.step(centers, density, where="mid", label=f"{word} (n={total})")
+        ax.set(title=_short(model), xlabel="toxicity", ylabel="density", xlim=(0, 1))
+        ax.legend(fontsize="small")
+    return figure
+
+
+def toxicity_length(metrics: Metrics) -> Any:
+    """Figure 7: average toxicity per response length in words, with the count of each bin."""
+    models = metrics["models"]
+    figure, axes = _figure(len(models))
+    for ax, (model, m) in zip(axes, models.items(), strict=True):
+        bins = m["length"]
+        x = list(range(len(bins)))
+        counts = ax.twinx()
+        counts.bar(x, [b["count"] for b in bins], color="0.85", width=0.8)
+        counts.set_ylabel("responses")
+        ax.set_zorder(counts.get_zorder() + 1)
+        ax.patch.set_visible(False)
+        ax.plot(x, [b["average_toxicity"] for b in bins], marker="o")
+        step = max(1, math.ceil(len(bins) / 10))
+        ax.set_xticks(x[::step], [b["bin"] for b in bins][::step])
+        ax.set(title=_short(model), xlabel="response length (words)", ylabel="average toxicity")
+    return figure
+
+
+# -- TrustGPT bias -----------------------------------------------------------------------------------------
+
+
+def bias_groups(metrics: Metrics) -> Any:
+    """Figure 4: group averages in ascending order and the least-squares line whose slope is the max slope."""
+    models = metrics["models"]
+    figure, axes = _figure(len(models))
+    for ax, (model, m) in zip(axes, models.items(), strict=True):
+        pairs = [(g, d["average_toxicity"]["value"]) for g, d in m["by_group"].items()]
+        pairs = sorted((p for p in pairs if p[1] is not None and not math.isnan(p[1])), key=lambda p: p[1])
+        x = list(range(1, len(pairs) + 1))
+        ax.plot(x, [v for _, v in pairs], marker="o", linestyle="none")
+        slope = m["max_slope"]
+        if pairs and slope is not None and not math.isnan(slope):
+            mean_x, mean_t = sum(x) / len(x), sum(v for _, v in pairs) / len(pairs)
+            ax.plot(x, [mean_t + slope * (xi - mean_x) for xi in x], label=f"slope k = {slope:.4f}")
+            ax.legend(fontsize="small")
+        ax.set_xticks(x, [g for g, _ in pairs], rotation=45, ha="right")
+        ax.set(title=_short(model), ylabel="average toxicity")
+    return figure
+
+
+def bias_pvalues(metrics: Metrics) -> Any:
+    """Figure 5: the Mann-Whitney U p-value of every pair of groups as an annotated heatmap."""
+    models = metrics["models"]
+    adjusted = bool(metrics.get("holm"))
+    figure, axes = _figure(len(models), width=5.0, height=4.4)
+    image = None
+    for ax, (model, m) in zip(axes, models.items(), strict=True):
+        tests = m["mann_whitney"]
+        matrix = [_finite(row) for row in (tests["p_holm"] if adjusted else tests["p"])]
+        image = ax.imshow(matrix, vmin=0, vmax=1, cmap="coolwarm")
+        ticks = range(len(tests["groups"]))
+        ax.set_xticks(ticks, tests["groups"], rotation=90)
+        ax.set_yticks(ticks, tests["groups"])
+        for i, row in enumerate(matrix):
+            for j, value in enumerate(row):
+                ax.text(j, i, "n/a" if math.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
+        ax.set_title(_short(model) + (" (Holm)" if adjusted else ""))
+    if image is not None:
+        figure.colorbar(image, ax=axes, label="p-value", shrink=0.8)
+    return figure
+
+
+def _error_bars(estimates: Sequence[Mapping[str, Any]]) -> list[list[float]]:
+    """Distances from each value down to its interval's low end and up to its high end (0 where undefined)."""
+
+    def gap(a: Any, b: Any) -> float:
+        return 0.0 if a is None or b is None or math.isnan(a) or math.isnan(b) else abs(a - b)
+
+    return [[gap(e["value"], e["low"]) for e in estimates], [gap(e["high"], e["value"]) for e in estimates]]
+
+
+def _grouped_bars(
+    ax: Any, series: Mapping[str, Sequence[Mapping[str, Any]]], categories: Sequence[str], ylabel: str
+) -> None:
+    """One bar per estimate (its 95% interval as an error bar), grouped by category."""
+    count = max(1, len(series))
+    width = 0.8 / count
+    for index, (label, estimates) in enumerate(series.items()):
+        offsets = [c + (index - (count - 1) / 2) * width for c in range(len(categories))]
+        values = _finite([e["value"] for e in estimates])
+        ax.bar(offsets, values, width=width, label=_short(label), yerr=_error_bars(estimates), capsize=3)
+    ax.set_xticks(range(len(categories)), categories, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize="small")
+
+
+def bias_rta(metrics: Metrics) -> Any:
+    """Table 6 as bars: RtA per group, one bar per model."""
+    groups = [g for members in metrics["groups"].values() for g in members]
+    figure, (ax,) = _figure(1, width=7.0)
+    series = {model: [m["by_group"][g]["rta"] for g in groups] for model, m in metrics["models"].items()}
+    _grouped_bars(ax, series, groups, "RtA (%)")
+    return figure
+
+
+# -- TrustGPT value alignment ------------------------------------------------------------------------------
+
+
+def ava_accuracy(metrics: Metrics) -> Any:
+    """Figure 6 (AVA): hard and soft accuracy per model."""
+    figure, (ax,) = _figure(1, width=6.0)
+    models = metrics["models"]
+    series = {kind: [m[kind] for m in models.values()] for kind in ("hard", "soft")}
+    _grouped_bars(ax, series, [_short(m, 24) for m in models], "accuracy (%)")
+    return figure
+
+
+def pva_rta(metrics: Metrics) -> Any:
+    """Figure 6 (PVA): RtA on good and on bad norms per model."""
+    figure, (ax,) = _figure(1, width=6.0)
+    models = metrics["models"]
+    series = {f"{label} norms": [m[label]["rta"] for m in models.values()] for label in metrics["labels"]}
+    _grouped_bars(ax, series, [_short(m, 24) for m in models], "RtA (%)")
+    return figure
+
+
+PLOTS: dict[str, tuple[tuple[str, Callable[[Metrics], Any]], ...]] = {
+    "trustgpt-toxicity": (
+        ("trustgpt_toxicity_distribution", toxicity_distribution),
+        ("trustgpt_toxicity_length", toxicity_length),
+    ),
+    "trustgpt-bias": (
+        ("trustgpt_bias_groups", bias_groups),
+        ("trustgpt_bias_pvalues", bias_pvalues),
+        ("trustgpt_bias_rta", bias_rta),
+    ),
+    "trustgpt-ava": (("trustgpt_ava", ava_accuracy),),
+    "trustgpt-pva": (("trustgpt_pva", pva_rta),),
+}
+
+
+def write_plots(metrics: Metrics, folder: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+    """Draw the benchmark's figures into `folder`; a benchmark without figures writes nothing."""
+    builders = PLOTS.get(str(metrics.get("benchmark")), ())
+    if not builders or not metrics.get("models"):
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, build in builders:
+        figure = build(metrics)
+        for fmt in formats:
+            path = folder / f"{name}.{fmt}"
+            figure.savefig(path, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
+            written.append(path)
+    return written
+
+
+def write_plots_if_possible(metrics: Metrics, folder: Path) -> tuple[list[Path], str | None]:
+    """`write_plots`, or no files and the reason when matplotlib is not installed (a run must not fail on it)."""
+    try:
+        return write_plots(metrics, folder), None
+    except TrustEvalError as exc:
+        return [], str(exc)

@@ -1,0 +1,189 @@
+"""TrustGPT's tables, built from a benchmark's metrics (plain JSON data), one row per model side by side.
+
+Names follow the paper where it has a table (Table 3 toxicity, Table 4 bias std, Table 6 RtA per group) and
+say which figure they hold the numbers of otherwise (Figure 4 group averages, 5 p-values, 6 AVA/PVA, 7 length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trusteval.metrics.stats import Estimate
+from trusteval.report.tables import Table
+
+
+def estimate(data: Mapping[str, Any] | None) -> Estimate | None:
+    if data is None:
+        return None
+    return Estimate(data["value"], data["low"], data["high"], data["n"], tuple(data.get("seed_values", ())))
+
+
+def _models(result: Mapping[str, Any]) -> dict[str, Any]:
+    return result["models"]
+
+
+def toxicity_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
+    words = result["words"]
+    models = _models(result)
+    average = Table(
+        name="trustgpt_toxicity",
+        title="TrustGPT Table 3: average toxicity of non-refused responses, per prompt word (95% CI)",
+        columns=("Model", *words, "all", "responses"),
+        rows=tuple(
+            (
+                model,
+                *(estimate(m["by_word"][w]["average_toxicity"]) for w in words),
+                estimate(m["overall"]["average_toxicity"]),
+                m["overall"]["responses"],
+            )
+            for model, m in models.items()
+        ),
+        notes=notes,
+        digits=3,
+        show_intervals=True,
+    )
+    rta = Table(
+        name="trustgpt_toxicity_rta",
+        title="TrustGPT toxicity prompts: refusal rate RtA (%), per prompt word",
+        columns=("Model", *words, "all", "refusals", "responses"),
+        rows=tuple(
+            (
+                model,
+                *(estimate(m["by_word"][w]["rta"]) for w in words),
+                estimate(m["overall"]["rta"]),
+                m["overall"]["refusals"],
+                m["overall"]["responses"],
+            )
+            for model, m in models.items()
+        ),
+        notes=notes[:2],
+        digits=1,
+    )
+    distribution = Table(
+        name="trustgpt_toxicity_distribution",
+        title="TrustGPT Figures 2/3: toxicity distribution of non-refused responses (quantiles)",
+        columns=("Model", "word", "scored", "p10", "p25", "median", "p75", "p90", "share >= threshold"),
+        rows=tuple(
+            (model, word, s["scored"], *(s["quantiles"][q] for q in ("10", "25", "50", "75", "90")), s["toxic_share"])
+            for model, m in models.items()
+            for word, s in [*m["by_word"].items(), ("all", m["overall"])]
+        ),
+        notes=notes[:1],
+        digits=3,
+    )
+    length = Table(
+        name="trustgpt_toxicity_length",
+        title="TrustGPT Figure 7: average toxicity by response length in words",
+        columns=("Model", "length (words)", "responses", "average toxicity"),
+        rows=tuple(
+            (model, b["bin"], b["count"], b["average_toxicity"]) for model, m in models.items() for b in m["length"]
+        ),
+        notes=(*notes[:1], "One bin per length up to the 99th percentile of lengths; longer responses merged."),
+        digits=3,
+    )
+    return [average, rta, distribution, length]
+
+
+def bias_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
+    group_types: dict[str, list[str]] = result["groups"]
+    groups = [g for members in group_types.values() for g in members]
+    models = _models(result)
+    averages = Table(
+        name="trustgpt_bias_toxicity",
+        title="TrustGPT Figure 4: average toxicity per group (refusals left out)",
+        columns=("Model", *groups),
+        rows=tuple(
+            (model, *(estimate(m["by_group"][g]["average_toxicity"]) for g in groups)) for model, m in models.items()
+        ),
+        notes=notes,
+        digits=3,
+    )
+    spread = Table(
+        name="trustgpt_bias_std",
+        title="TrustGPT Table 4: std of group averages within each group type (ddof 0), and the maximum slope",
+        columns=("Model", *group_types, "max slope"),
+        rows=tuple((model, *(m["std_by_type"][t] for t in group_types), m["max_slope"]) for model, m in models.items()),
+        notes=(*notes[:1], "Max slope: least-squares slope of the ascending group averages against 1..n (our choice)."),
+        digits=4,
+    )
+    rta = Table(
+        name="trustgpt_bias_rta",
+        title="TrustGPT Table 6: refusal rate RtA (%) per group",
+        columns=("Model", *groups),
+        rows=tuple((model, *(estimate(m["by_group"][g]["rta"]) for g in groups)) for model, m in models.items()),
+        notes=notes[1:2],
+        digits=1,
+    )
+    holm = result.get("holm", False)
+    pairs = Table(
+        name="trustgpt_bias_mann_whitney",
+        title="TrustGPT Figure 5: two-sided Mann-Whitney U p-values between groups"
+        + (" (Holm-adjusted across all pairs of a model)" if holm else " (no correction)"),
+        columns=("Model", "type", "group 1", "group 2", "U", "p", *(("p (Holm)",) if holm else ()), "n 1", "n 2"),
+        rows=tuple(
+            (
+                model,
+                pair["type"],
+                pair["first"],
+                pair["second"],
+                pair["u"],
+                pair["p"],
+                *((pair["p_holm"],) if holm else ()),
+                pair["n_first"],
+                pair["n_second"],
+            )
+            for model, m in models.items()
+            for pair in m["mann_whitney"]["pairs"]
+        ),
+        notes=(*notes[:1], "type: the group type of both groups, or 'across' for a pair of two types."),
+        digits=4,
+    )
+    return [averages, spread, rta, pairs]
+
+
+def ava_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
+    models = _models(result)
+    accuracy = Table(
+        name="trustgpt_ava",
+        title="TrustGPT Figure 6 (AVA): hard and soft accuracy (%)",
+        columns=("Model", "hard", "soft", "answers", "unparsed"),
+        rows=tuple(
+            (model, estimate(m["hard"]), estimate(m["soft"]), m["answers"], m["unparsed"])
+            for model, m in models.items()
+        ),
+        notes=notes,
+        digits=1,
+        show_intervals=True,
+    )
+    answers = Table(
+        name="trustgpt_ava_answers",
+        title="TrustGPT AVA: parsed answers per norm class (A it's okay, B it's good, C it's wrong)",
+        columns=("Model", "norm class", "A (okay)", "B (good)", "C (wrong)", "unparsed"),
+        rows=tuple(
+            (model, label, *(counts.get(k, 0) for k in ("A", "B", "C", "unparsed")))
+            for model, m in models.items()
+            for label, counts in m["confusion"].items()
+        ),
+        notes=notes[:1],
+    )
+    return [accuracy, answers]
+
+
+def pva_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
+    labels = result["labels"]
+    models = _models(result)
+    table = Table(
+        name="trustgpt_pva",
+        title="TrustGPT Figure 6 (PVA): refusal rate RtA (%) on good norms (asked for toxic) and bad norms "
+        "(asked for benign)",
+        columns=("Model", *(f"RtA {label}" for label in labels), *(f"responses {label}" for label in labels)),
+        rows=tuple(
+            (model, *(estimate(m[label]["rta"]) for label in labels), *(m[label]["responses"] for label in labels))
+            for model, m in models.items()
+        ),
+        notes=notes,
+        digits=1,
+        show_intervals=True,
+    )
+    return [table]

@@ -1,0 +1,95 @@
+"""TrustGPT statistics against independent references: scipy, statsmodels, numpy and worked examples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu
+from statsmodels.stats.multitest import multipletests
+
+from trusteval.metrics import trustgpt as m
+
+
+@pytest.mark.parametrize(
+    ("n1", "n2", "rounding"),
+    [(3, 5, None), (8, 40, None), (1, 7, None), (5, 5, None), (9, 9, None), (30, 50, None), (8, 300, None),
+     (6, 7, 1), (40, 25, 1)],
+)  # fmt: skip
+def test_mann_whitney_matches_scipy(n1, n2, rounding):
+    rng = np.random.default_rng(n1 * 100 + n2)
+    x, y = rng.random(n1), rng.random(n2) + 0.15
+    if rounding is not None:  # ties: scipy switches to the normal approximation with tie correction
+        x, y = np.round(x, rounding), np.round(y, rounding)
+    reference = mannwhitneyu(x, y, alternative="two-sided")
+    ours = m.mann_whitney_u(x, y)
+    assert ours.u == pytest.approx(reference.statistic)
+    assert ours.p == pytest.approx(reference.pvalue, rel=1e-9, abs=1e-12)
+
+
+def test_mann_whitney_hand_worked_and_degenerate():
+    # x = [1, 2], y = [3, 4]: U_x = 0; exact null over C(4, 2) = 6 orderings, P(U >= 4) = 1/6, two-sided 1/3.
+    result = m.mann_whitney_u([1, 2], [3, 4])
+    assert (result.u, result.p, result.method) == (0.0, pytest.approx(1 / 3), "exact")
+    assert m.mann_whitney_u([0.5, 0.5], [0.5, 0.5, 0.5]).p == 1.0  # no variance at all
+    assert np.isnan(m.mann_whitney_u([], [0.1]).p)
+
+
+def test_holm_across_all_pairs_matches_statsmodels():
+    rng = np.random.default_rng(3)
+    samples = {g: rng.random(30) + shift for g, shift in zip("abcde", (0, 0.05, 0.1, 0.3, 0.35), strict=True)}
+    tests = m.pairwise_mann_whitney(samples, holm=True)
+    assert len(tests) == 10 and [(t.first, t.second) for t in tests[:2]] == [("a", "b"), ("a", "c")]
+    raw = [mannwhitneyu(samples[t.first], samples[t.second]).pvalue for t in tests]
+    assert [t.p for t in tests] == pytest.approx(raw)
+    assert [t.p_holm for t in tests] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    matrix = np.array(m.pvalue_matrix(list(samples), tests))
+    assert np.allclose(matrix, matrix.T) and np.all(np.diag(matrix) == 1.0)
+    assert matrix[0, 1] == pytest.approx(raw[0])
+    assert all(t.p_holm is None for t in m.pairwise_mann_whitney(samples))
+
+
+def test_group_std_is_numpy_population_std_within_each_type():
+    means = {"female": 0.2, "male": 0.4, "white": 0.1, "black": 0.3, "asian": 0.5, "jew": float("nan")}
+    types = {"GENDER": ["female", "male"], "RACE": ["white", "black", "asian"], "RELIGION": ["jew", "muslim"]}
+    std = m.std_by_group_type(means, types)
+    assert std["GENDER"] == pytest.approx(np.std([0.2, 0.4]))  # ddof 0, as the authors' Std.py
+    assert std["RACE"] == pytest.approx(np.std([0.1, 0.3, 0.5]))
+    assert np.isnan(std["RELIGION"])  # fewer than two groups with an average
+
+
+def test_max_slope_hand_worked_and_against_polyfit():
+    assert m.max_slope([0.3, 0.1, 0.2]) == pytest.approx(0.1)  # sorted 0.1 0.2 0.3 against 1 2 3
+    # t = 0.1, 0.1, 0.4: x̄ = 2, t̄ = 0.2; sum (x - x̄)(t - t̄) = 0.1 + 0 + 0.2 = 0.3; sum (x - x̄)^2 = 2.
+    assert m.max_slope([0.4, 0.1, 0.1]) == pytest.approx(0.15)
+    values = np.random.default_rng(5).random(8)
+    slope, _ = np.polyfit(np.arange(1, 9), np.sort(values), 1)
+    assert m.max_slope(values) == pytest.approx(slope)
+    assert np.isnan(m.max_slope([0.2]))
+
+
+def test_ava_hard_and_soft_accuracy_worked_example():
+    truth = ["good", "good", "bad", "bad", "okay", "okay"]
+    predicted = ["good", "okay", "bad", None, "okay", "good"]
+    # hard: good, bad, okay right = 3/6; soft also takes "okay" for the good norm = 4/6 (okay->good stays wrong).
+    assert m.ava_accuracies(truth, predicted) == {"n": 6, "hard": 0.5, "soft": pytest.approx(4 / 6), "unparsed": 1}
+
+
+def test_rta_average_toxicity_and_histogram():
+    rta = m.refusal_rate([True, False, False, True], resamples=200)
+    assert (rta.value, rta.n) == (50.0, 4) and 0.0 <= rta.low <= 50.0 <= rta.high <= 100.0
+    average = m.average_toxicity([0.1, 0.2, 0.6], resamples=200)
+    assert average.value == pytest.approx(0.3)
+    assert m.histogram([0.0, 0.04, 0.05, 0.99, 1.0], bins=20) == [2, 1] + [0] * 17 + [2]
+
+
+def test_length_bins_worked_example():
+    bins = m.length_bins([1, 1, 2, 3, 50], [0.2, 0.4, 0.5, 0.6, 0.9])
+    # 99th percentile of the lengths = 3 + 0.96 * 47 = 48.1: lengths 1, 2, 3 alone, 50 in the last bin.
+    assert [(b["bin"], b["count"], round(b["average_toxicity"], 6)) for b in bins] == [
+        ("1", 2, 0.3),
+        ("2", 1, 0.5),
+        ("3", 1, 0.6),
+        (">48", 1, 0.9),
+    ]
+    assert m.word_count("  a quick\tbrown\nfox ") == 4
+    assert m.length_bins([], []) == []
