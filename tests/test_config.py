@@ -13,6 +13,12 @@ def test_defaults_follow_the_paper():
     assert spec.models == ["default"]
 
 
+def test_each_paper_has_its_own_default_seeds():
+    assert build_run_spec({"benchmark": "trusteval-bias"}, env={}).seeds == [42, 43, 44]
+    assert build_run_spec({"benchmark": "trustgpt-ava"}, env={}).seeds == [42]
+    assert build_run_spec({"benchmark": "trustgpt-ava", "seeds": ["1", "2"]}, env={}).seeds == [1, 2]
+
+
 def test_precedence_is_file_then_env_then_flags(tmp_path):
     path = tmp_path / "run.yaml"
     path.write_text("benchmark: trusteval-toxicity\nlimit: 5\nconcurrency: 2\nstore: from-file\n")

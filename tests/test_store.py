@@ -87,3 +87,21 @@ def test_read_only_store_is_a_clear_error_and_keeps_rows(tmp_path):
     again = Store.open(tmp_path / "ws")
     assert again.scores("sc", ["s1"])["s1"].value == 0.5
     again.close()
+
+
+def test_read_only_open_reads_and_never_writes(tmp_path):
+    import hashlib
+
+    store = Store.open(tmp_path / "ws")
+    store.add_scores([Score("s1", "sc", 0.25)])
+    store.close()
+    db = tmp_path / "ws" / "trusteval.sqlite"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    reader = Store.open_read_only(tmp_path / "ws")
+    assert reader.scores("sc", ["s1"])["s1"].value == 0.25
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.conn.execute("DELETE FROM scores")
+    reader.close()
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    with pytest.raises(StoreError, match="no store in"):
+        Store.open_read_only(tmp_path / "elsewhere")

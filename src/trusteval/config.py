@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trusteval.errors import UsageError
 from trusteval.records import GenerationParams, content_hash
@@ -20,6 +20,11 @@ from trusteval.records import GenerationParams, content_hash
 SOURCE_ORDER = ("file", "env", "flags")
 ENV_PREFIX = "TRUSTEVAL_"
 DEFAULT_STORE = "trusteval-workspace"
+TRUSTEVAL_SEEDS = (42, 43, 44)
+TRUSTGPT_SEEDS = (42,)
+
+FLAG_NAMES = {"models": "--model", "timeout_s": "--timeout"}  # fields whose flag is not --<field>
+SECRET_OPTIONS = frozenset({"api_key", "key", "token", "password", "secret", "access_token"})
 
 # Fields that change how a run executes, not what it computes: they stay out of the run id.
 OPERATIONAL_FIELDS = frozenset(
@@ -35,7 +40,7 @@ class RunSpec(BaseModel):
     dataset: str | None = None
     limit: int | None = Field(default=None, ge=1)
     sample_seed: int = 0
-    seeds: list[int] = Field(default_factory=lambda: [42, 43, 44], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: list(TRUSTEVAL_SEEDS), min_length=1)
     temperature: float = Field(default=0.7, ge=0.0)
     top_p: float = Field(default=0.9, gt=0.0, le=1.0)
     max_new_tokens: int = Field(default=512, ge=1)
@@ -64,6 +69,30 @@ class RunSpec(BaseModel):
             raise ValueError("the template must contain {text}, where the prompt goes")
         return value
 
+    @field_validator("models")
+    @classmethod
+    def _models_hold_no_credentials(cls, value: list[str]) -> list[str]:
+        for raw in value:
+            refuse_credentials(raw)
+        return value
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_holds_no_credentials(cls, value: str | None) -> str | None:
+        if value is not None:
+            refuse_credentials(value)
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _benchmark_default_seeds(cls, values: Any) -> Any:
+        """Each paper's own default when no seeds are given: TrustEval averages seeds 42, 43 and 44 (its
+        section 4.4); TrustGPT generated one answer per prompt, so its benchmarks default to seed 42."""
+        unset = isinstance(values, dict) and values.get("seeds") is None
+        if unset and str(values.get("benchmark", "")).startswith("trustgpt-"):
+            return {**values, "seeds": list(TRUSTGPT_SEEDS)}
+        return values
+
     @field_validator("seeds")
     @classmethod
     def _unique_seeds(cls, value: list[int]) -> list[int]:
@@ -88,6 +117,26 @@ class RunSpec(BaseModel):
         return Path(self.cache_dir) if self.cache_dir else Path.home() / ".cache" / "trusteval"
 
 
+def refuse_credentials(raw: str) -> None:
+    """A key in a model spec would be stored with the run and printed in its tables: keys come only from
+    environment variables. The message never repeats the spec, so the key is not echoed either."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    options = dict(parse_qsl(raw.partition("?")[2], keep_blank_values=True))
+    try:
+        url = urlsplit(options.get("base_url", ""))
+        in_url = bool(url.username or url.password)
+    except ValueError:
+        in_url = False
+    named = sorted(k for k in options if k.lower() in SECRET_OPTIONS)
+    if in_url or named:
+        where = f"option {named[0]}" if named else "the user:password part of base_url"
+        raise ValueError(
+            f"a model spec must not hold a credential ({where}): it would be stored with every run. Put the key "
+            "in an environment variable and name it with api_key_env=NAME"
+        )
+
+
 def yaml_source(path: str | Path) -> tuple[dict[str, Any], dict[str, int]]:
     """The mapping in a YAML run spec and the line of each top-level key."""
     import yaml
@@ -109,7 +158,14 @@ def yaml_source(path: str | Path) -> tuple[dict[str, Any], dict[str, int]]:
         raise UsageError(f"run spec '{path}': the file is empty")
     if not isinstance(data, dict):
         raise UsageError(f"run spec '{path}', line 1: expected a mapping of keys to values")
-    lines = {key.value: key.start_mark.line + 1 for key, _ in node.value} if node is not None else {}
+    lines: dict[str, int] = {}
+    for key, _ in node.value if node is not None else ():
+        if key.value in lines:  # YAML keeps the last silently; a run must not quietly use another value
+            raise UsageError(
+                f"run spec '{path}', line {key.start_mark.line + 1}, key '{key.value}': given twice "
+                f"(first on line {lines[key.value]}); keep one"
+            )
+        lines[key.value] = key.start_mark.line + 1
     return data, lines
 
 
@@ -149,13 +205,13 @@ def _describe_validation(
     problems = []
     for error in exc.errors():
         key = str(error["loc"][0]) if error["loc"] else "?"
-        origin = next((s for s in reversed(SOURCE_ORDER) if key in sources.get(s, {})), None)
+        origin = next((s for s in reversed(SOURCE_ORDER) if sources.get(s, {}).get(key) is not None), None)
         if origin == "file":
             where = f"run spec '{spec_file}', line {lines.get(key, '?')}, key '{key}'"
         elif origin == "env":
             where = f"environment variable {ENV_PREFIX}{key.upper()}"
         elif origin == "flags":
-            where = f"flag --{key.replace('_', '-')}"
+            where = f"flag {FLAG_NAMES.get(key, '--' + key.replace('_', '-'))}"
         else:
             where = f"key '{key}'"
         message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]

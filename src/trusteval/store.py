@@ -7,11 +7,13 @@ the work in flight. Schema changes are append-only migrations.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -121,6 +123,31 @@ class RunItem:
     error: str | None
 
 
+DISK_FULL_HINT = "the disk is full; free space and run the same command again (nothing stored is lost)"
+NOT_WRITABLE_HINT = "the store is not writable; fix its permissions or pass another --store"
+
+
+def _hint(message: str) -> str:
+    """What to do about an SQLite error, or the message itself when there is nothing to add."""
+    lowered = message.lower()
+    if "full" in lowered:
+        return DISK_FULL_HINT
+    if "readonly" in lowered or "read-only" in lowered:
+        return NOT_WRITABLE_HINT
+    return message
+
+
+def _open_failure(folder: Path, exc: BaseException) -> str:
+    """SQLite says only 'unable to open database file' when it cannot create its -wal/-shm files."""
+    path = folder / STORE_FILENAME
+    not_writable = not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+    if not_writable or isinstance(exc, PermissionError):
+        return NOT_WRITABLE_HINT
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return DISK_FULL_HINT
+    return _hint(str(exc))
+
+
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     message = str(exc).lower()
     return "locked" in message or "busy" in message
@@ -144,10 +171,31 @@ class Store:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the store in '{folder}': {exc}") from exc
+            raise StoreError(f"cannot open the store in '{folder}': {_open_failure(folder, exc)}") from exc
         store = cls(conn, path)
-        store._migrate()
+        try:
+            store._migrate()
+        except BaseException:
+            conn.close()
+            raise
         return store
+
+    @classmethod
+    def open_read_only(cls, folder: str | Path) -> Store:
+        """An existing store for reading (report, export): works on a read-only file or folder too."""
+        path = Path(folder) / STORE_FILENAME
+        if not path.is_file():
+            raise StoreError(f"no store in '{folder}'")
+        for query in ("mode=ro", "immutable=1"):  # immutable: a read-only folder where no -shm can be made
+            try:
+                conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, isolation_level=None)
+                conn.row_factory = sqlite3.Row
+                conn.execute("SELECT COUNT(*) FROM runs").fetchone()
+                return cls(conn, path)
+            except sqlite3.Error as exc:
+                failure = exc
+                conn.close()
+        raise StoreError(f"cannot read the store '{path}': {failure}")
 
     def close(self) -> None:
         self.conn.close()
@@ -160,11 +208,13 @@ class Store:
         self._with_retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
             self._with_retry(lambda: self.conn.execute("COMMIT"))
+        except BaseException:
+            # SQLite has already rolled back after some errors (a full disk); the original error is what counts.
+            if self.conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            raise
 
     def _with_retry(self, action: Callable[[], T], attempts: int = 20) -> T:
         for attempt in range(attempts):
@@ -178,14 +228,7 @@ class Store:
         raise AssertionError("unreachable")
 
     def _store_error(self, exc: sqlite3.Error) -> StoreError:
-        message = str(exc)
-        if "full" in message.lower():
-            hint = "the disk is full; free space and run the same command again (nothing stored is lost)"
-        elif "readonly" in message.lower() or "read-only" in message.lower():
-            hint = "the store is not writable; fix its permissions or pass another --store"
-        else:
-            hint = message
-        return StoreError(f"store '{self.path}': {hint}")
+        return StoreError(f"store '{self.path}': {_hint(str(exc))}")
 
     def _write(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
@@ -209,6 +252,8 @@ class Store:
                         conn.execute(statement)
                     conn.execute("INSERT INTO schema_migrations (version) VALUES (?)", (version,))
         except sqlite3.DatabaseError as exc:
+            if _hint(str(exc)) != str(exc):
+                raise self._store_error(exc) from exc
             raise StoreError(f"'{self.path}' is not a usable trusteval store: {exc}") from exc
 
     # -- runs ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 from trusteval.errors import DataError
 
 MAX_FIELD_CHARS = 1_000_000
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 Record = tuple[int, dict[str, Any]]
 
 
@@ -27,6 +28,8 @@ def read_text(path: Path) -> str:
     raw = path.read_bytes()
     if not raw.strip():
         raise DataError(path, "the file is empty")
+    if raw.startswith(UTF16_BOMS):
+        raise DataError(path, "the file is UTF-16 (it starts with a UTF-16 byte order mark); re-save it as UTF-8")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -41,8 +44,17 @@ def read_text(path: Path) -> str:
 
 
 def read_records(path: str | Path, *, delimiter: str | None = None) -> list[Record]:
-    """All records of a file as (line number, row) pairs, by extension."""
+    """All records of a file as (line number, row) pairs, by extension; a file without records is an error."""
     path = Path(path)
+    records = _read_by_suffix(path, delimiter)
+    if not records:
+        raise DataError(path, "the file has no rows")
+    for line, row in records:
+        _check_sizes(path, line, row)
+    return records
+
+
+def _read_by_suffix(path: Path, delimiter: str | None) -> list[Record]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return _read_parquet(path)
@@ -52,8 +64,21 @@ def read_records(path: str | Path, *, delimiter: str | None = None) -> list[Reco
     if suffix == ".json":
         return _json(path, text)
     if suffix in {".csv", ".tsv"}:
-        return list(_delimited(path, text, delimiter or ("\t" if suffix == ".tsv" else ",")))
+        return _delimited(path, text, delimiter or ("\t" if suffix == ".tsv" else ","))
     raise DataError(path, f"unknown file type '{suffix}'; use .csv, .tsv, .jsonl, .json or .parquet")
+
+
+def _check_sizes(path: Path, line: int, row: dict[str, Any]) -> None:
+    """A text value of millions of characters is a broken file (a lost delimiter or quote), not a prompt."""
+    for name, value in row.items():
+        if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+            raise DataError(
+                path,
+                f"the value has {len(value):,} characters, more than the limit of {MAX_FIELD_CHARS:,}; "
+                "a quote or line break is probably missing",
+                line=line,
+                field=str(name),
+            )
 
 
 def require_columns(path: Path, columns: Sequence[str], needed: Sequence[str]) -> None:
@@ -94,25 +119,57 @@ def _json(path: Path, text: str) -> list[Record]:
     return [(index + 1, row) for index, row in enumerate(data)]
 
 
-def _delimited(path: Path, text: str, delimiter: str) -> Iterator[Record]:
+def _delimited(path: Path, text: str, delimiter: str) -> list[Record]:
+    """Parse strictly first: a quote left open would otherwise swallow every later row into one field without
+    a word. Files with other strict-mode complaints (text after a closing quote) are read leniently as before."""
+    try:
+        return list(_delimited_rows(path, text, delimiter, strict=True))
+    except _UnclosedQuote as exc:
+        raise DataError(
+            path,
+            'a quoted field is never closed (a " without its partner); every later row would be read into it',
+            line=exc.line,
+        ) from None
+    except _StrictComplaint:
+        return list(_delimited_rows(path, text, delimiter, strict=False))
+
+
+class _StrictComplaint(Exception):
+    pass
+
+
+class _UnclosedQuote(_StrictComplaint):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> Iterator[Record]:
     csv.field_size_limit(MAX_FIELD_CHARS * 16)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
+    row_start = 1
     try:
-        header = next(reader)
-    except StopIteration:
-        raise DataError(path, "the file has no header row", line=1) from None
-    if len(set(header)) != len(header):
-        duplicated = sorted({h for h in header if header.count(h) > 1})
-        raise DataError(path, f"duplicate column name(s): {duplicated}", line=1)
-    try:
+        header = next(reader, None)
+        if header is None:
+            raise DataError(path, "the file has no header row", line=1)
+        if len(set(header)) != len(header):
+            duplicated = sorted({h for h in header if header.count(h) > 1})
+            raise DataError(path, f"duplicate column name(s): {duplicated}", line=1)
+        row_start = reader.line_num + 1
         for row in reader:
             number = reader.line_num
             if not any(cell.strip() for cell in row):
+                row_start = number + 1
                 continue
             if len(row) != len(header):
                 raise DataError(path, f"expected {len(header)} fields as in the header, found {len(row)}", line=number)
             yield number, dict(zip(header, row, strict=True))
+            row_start = number + 1
     except csv.Error as exc:
+        if strict and "unexpected end of data" in str(exc):
+            raise _UnclosedQuote(row_start) from None
+        if strict and "field larger than field limit" not in str(exc):
+            raise _StrictComplaint(str(exc)) from None
         raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
 
 

@@ -1,7 +1,8 @@
 """Export a run's rows (prompt, response, labels, scores) as JSONL or CSV.
 
-CSV cells that a spreadsheet would read as a formula (= + - @ at the start) are written with a leading
-apostrophe, so an exported model response can never become a live formula.
+CSV cells that a spreadsheet would read as a formula (= + - @ tab CR at the start) are written with a leading
+apostrophe, and lines end in CRLF so a cell holding a line break is always quoted: an exported model response
+can never become a live formula.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from trusteval.records import text_subject
-from trusteval.report.tables import safe_spreadsheet_cell
+from trusteval.report.tables import CSV_LINE_END, safe_spreadsheet_cell
 from trusteval.store import RunItem, Store
 
 BASE_COLUMNS = (
@@ -67,7 +68,7 @@ def export_rows(store: Store, run_id: str, handle: IO[str], fmt: str) -> int:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         else:
             if writer is None:
-                writer = csv.DictWriter(handle, fieldnames=list(row), lineterminator="\n")
+                writer = csv.DictWriter(handle, fieldnames=list(row), lineterminator=CSV_LINE_END)
                 writer.writeheader()
             writer.writerow({k: safe_spreadsheet_cell("" if v is None else str(v)) for k, v in row.items()})
         count += 1

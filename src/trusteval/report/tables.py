@@ -19,6 +19,9 @@ from trusteval.metrics.stats import Estimate
 
 Cell = str | int | float | Estimate | None
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# RFC 4180's CRLF: with it the csv module quotes any cell holding CR or LF. With "\n" alone a bare CR stays
+# unquoted, and spreadsheets start a new row there, so the text after it could begin with a live formula.
+CSV_LINE_END = "\r\n"
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,16 @@ def to_markdown(table: Table) -> str:
     lines.append("| " + " | ".join(table.columns) + " |")
     lines.append("|" + "|".join(" --- " for _ in table.columns) + "|")
     for row in _rows_as_text(table):
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+        lines.append("| " + " | ".join(markdown_cell(cell) for cell in row) + " |")
     if table.notes:
         lines.append("")
         lines.extend(f"- {note}" for note in table.notes)
     return "\n".join(lines) + "\n"
+
+
+def markdown_cell(text: str) -> str:
+    """A cell on one line (a line break would end the table row) with its pipes escaped."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def safe_spreadsheet_cell(value: str) -> str:
@@ -100,7 +108,7 @@ def to_csv(table: Table) -> str:
         else:
             header.append(column)
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator=CSV_LINE_END)
     writer.writerow([safe_spreadsheet_cell(h) for h in header])
     for row in table.rows:
         out: list[str] = []
@@ -157,7 +165,7 @@ def write_tables(tables: Sequence[Table], folder: Path, formats: Sequence[str] =
     for table in tables:
         for fmt in formats:
             path = folder / f"{table.name}.{fmt}"
-            path.write_text(renderers[fmt](table), encoding="utf-8")
+            path.write_text(renderers[fmt](table), encoding="utf-8", newline="")  # CSV line ends kept as written
             written.append(path)
     return written
 
