@@ -30,7 +30,9 @@ def timed(command: list[str], repeats: int) -> float:
 
 def heavy_imports() -> list[str]:
     probe = "import sys, trusteval.cli; trusteval.cli.build_parser(); print(' '.join(sorted(sys.modules)))"
-    loaded = set(subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.split())
+    loaded = set(
+        subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.split()
+    )
     return [name for name in HEAVY if name in loaded]
 
 

@@ -8,13 +8,15 @@ inside the commands, so `trusteval --help` stays fast.
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from trusteval.commands import COMMAND_MODULES
 from trusteval.errors import TrustEvalError
+from trusteval.jsonout import print_json
 
 RUN_FLAGS = (
     # (flag, dest, type, help)
@@ -82,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_id", nargs="?", help="run id (default: the latest run)")
     report.add_argument("--store", default=None, help="workspace folder")
     report.add_argument("--json", action="store_true", help="print metrics as JSON")
-    report.add_argument("--out", help="also write Markdown, CSV and LaTeX tables to this folder")
+    report.add_argument("--out", help="also write Markdown, CSV and LaTeX tables (and plots) to this folder")
     report.set_defaults(handler=cmd_report)
 
     export = commands.add_parser("export", help="write a run's rows (prompt, response, scores, labels)")
@@ -98,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list benchmarks, datasets, backends and scorers")
     listing.set_defaults(handler=cmd_list)
+
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(commands)
     return parser
 
 
@@ -144,7 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with progress:
         summary = execute(spec, env=os.environ, progress=progress)
     if args.json:
-        print(json.dumps(summary.as_json(), ensure_ascii=False))
+        print_json(summary.as_json())
     else:
         _print_summary(summary)
     return 0
@@ -157,9 +162,12 @@ def _print_summary(summary: Any) -> None:
 
     console = Console()
     print_tables(summary.tables, console)
+    for note in summary.notes:
+        console.print(f"[dim]{note}[/dim]")
     console.print(
         f"run {summary.run_id}: {summary.generated} generated, {summary.reused} reused, "
-        f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored"
+        f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored, "
+        f"{summary.unparsed} unparsed"
     )
     console.print(f"tables written to {summary.report_dir}")
 
@@ -173,7 +181,7 @@ def _open_run(store_folder: str | None, run_id: str | None) -> tuple[Any, str]:
     folder = _store_folder(store_folder)
     if not (Path(folder) / STORE_FILENAME).is_file():
         raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
-    store = Store.open(folder)
+    store = Store.open_read_only(folder)
     run_id = run_id or store.latest_run_id()
     if run_id is None or store.run_info(run_id) is None:
         store.close()
@@ -195,11 +203,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps({"run_id": run_id, "metrics": results.metrics}, ensure_ascii=False))
+        print_json({"run_id": run_id, "metrics": results.metrics})
     else:
         print_tables(results.tables, Console())
     if args.out:
+        from trusteval.pipeline import plot_notes
+
         write_tables(results.tables, Path(args.out))
+        for note in plot_notes(results.metrics, Path(args.out)):
+            print(note, file=sys.stderr)
     return 0
 
 
@@ -228,7 +240,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not (Path(folder) / STORE_FILENAME).is_file():
         print(f"no store in '{folder}'", file=sys.stderr)
         return 1
-    store = Store.open(folder)
+    store = Store.open_read_only(folder)
     try:
         for run in store.runs():
             print(f"{run['run_id']}\t{run['benchmark']}\t{run['dataset']}\t{run['status']}\t{run['items']} items")

@@ -19,11 +19,12 @@ from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Plan, Results, ScoringTask
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
-from trusteval.errors import UsageError
+from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, check_spec, load_backend, preflight
 from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import RunItem, Store
 
 
@@ -59,6 +60,7 @@ class RunSummary:
     scored: int = 0
     scores_reused: int = 0
     score_failures: int = 0
+    unparsed: int = 0
     metrics: dict[str, Any] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
     report_dir: str = ""
@@ -77,6 +79,7 @@ class RunSummary:
             "scored": self.scored,
             "scores_reused": self.scores_reused,
             "score_failures": self.score_failures,
+            "unparsed": self.unparsed,
             "metrics": self.metrics,
             "report_dir": self.report_dir,
             "notes": list(self.notes),
@@ -121,15 +124,16 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     for model in models.values():
         await preflight(model, settings)
     tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
-
-    store = Store.open(spec.store_path())
     try:
-        return await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
+        store = Store.open(spec.store_path())
+        try:
+            return await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
+        finally:
+            store.close()
     finally:
         for task in tasks:
             if task.close:
                 await task.close()
-        store.close()
 
 
 async def _run_stages(
@@ -151,13 +155,33 @@ async def _run_stages(
         await score_stage(store, items, task, progress, summary)
     results = stored_results(store, run_id, benchmark, items)
     summary.metrics, summary.tables = results.metrics, results.tables
-    report_dir = spec.store_path() / "reports" / run_id
-    write_tables(results.tables, report_dir)
-    summary.report_dir = str(report_dir)
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
     store.finish_run(run_id, "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete")
+    report_dir = write_report(spec.store_path() / "reports" / run_id, results.tables, run_id)
+    summary.report_dir = str(report_dir)
+    summary.notes += plot_notes(results.metrics, report_dir)
     return summary
+
+
+def plot_notes(metrics: dict[str, Any], folder: Path) -> tuple[str, ...]:
+    """Draw the benchmark's figures beside its tables; a missing plotting library is a note, not a failure."""
+    from trusteval.report.plots import write_plots_if_possible
+
+    _, reason = write_plots_if_possible(metrics, folder)
+    return (f"no plots: {reason}",) if reason else ()
+
+
+def write_report(folder: Path, tables: list[Table], run_id: str) -> Path:
+    """The table files; the run is already stored, so a full disk here costs nothing but the files."""
+    try:
+        write_tables(tables, folder)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot write the tables to '{folder}': {exc.strerror or exc}. Every answer and score is stored: "
+            f"free space or fix permissions, then `trusteval report {run_id} --out <folder>` writes them"
+        ) from exc
+    return folder
 
 
 def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]) -> None:
@@ -245,10 +269,12 @@ async def score_stage(
         batch = todo[start : start + task.batch_size]
         scores = await _score_batch(task, batch)
         store.add_scores(scores)
-        failures = sum(1 for s in scores if not s.ok)
-        summary.scored += len(scores) - failures
+        failures = sum(1 for s in scores if s.status == "error")
+        unparsed = sum(1 for s in scores if s.status not in {"ok", "error"})
+        summary.scored += len(scores) - failures - unparsed
         summary.score_failures += failures
-        progress.advance(stage, len(batch), failed=failures)
+        summary.unparsed += unparsed
+        progress.advance(stage, len(batch), failed=failures + unparsed)
     progress.finish(stage)
 
 
@@ -282,7 +308,8 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
     subjects = candidate_subjects(items)
     book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
-    info = {name: store.scorer_info(scorer_id) or {} for name, scorer_id in task_ids.items()}
+    dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
+    info = {name: scorer_info_for(store, scorer_id, dataset) for name, scorer_id in task_ids.items()}
     return benchmark.results(items, book, info)
 
 

@@ -386,12 +386,17 @@ def torch_dtype(torch: Any, spec: ModelSpec) -> tuple[str, Any]:
 
 
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
-    """Before a run writes anything: options valid, transformers installed, the folder a model folder."""
+    """Before a run writes anything: options valid, transformers installed, and the model's config loadable
+    without running its code (a folder that needs trust_remote_code is refused here, not mid-run)."""
     spec.check_options(OPTIONS)
     positive_option(spec, "batch_size", 16)
     if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
         raise missing_extra("transformers", "hf")
-    resolve_source(spec.name)
+    source = resolve_source(spec.name)
+    from transformers import AutoConfig
+
+    trust = settings.trust_remote_code or spec.bool_option("trust_remote_code")
+    from_pretrained(AutoConfig, source, "config", revision=spec.option("revision"), trust_remote_code=trust)
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> HFBackend:

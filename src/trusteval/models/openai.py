@@ -119,7 +119,10 @@ def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
     return ceiling * (0.5 + random.random() / 2)
 
 
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+def excerpt(text: str, limit: int = EXCERPT_CHARS, *, secret: str | None = None) -> str:
+    """A one-line cut of a server's text; `secret` is redacted before cutting, so no part of it survives."""
+    if secret:
+        text = text.replace(secret, REDACTED)
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
@@ -149,17 +152,17 @@ def chat_payload(model: str, request: Request) -> dict[str, Any]:
     }
 
 
-def read_completion(key: str, body: Any) -> Generation | str:
+def read_completion(key: str, body: Any, *, secret: str | None = None) -> Generation | str:
     """The Generation in a chat completion body, or the reason the body is not one."""
     if not isinstance(body, dict):
-        return f"response is not a JSON object: {excerpt(json.dumps(body))}"
+        return f"response is not a JSON object: {excerpt(json.dumps(body), secret=secret)}"
     choices = body.get("choices")
     if not choices or not isinstance(choices, list):
-        return f"response has no choices: {excerpt(json.dumps(body))}"
+        return f"response has no choices: {excerpt(json.dumps(body), secret=secret)}"
     choice = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        return f"response choice has no message: {excerpt(json.dumps(choice))}"
+        return f"response choice has no message: {excerpt(json.dumps(choice), secret=secret)}"
     usage = body.get("usage") or {}
     return Generation(
         key=key,
@@ -257,16 +260,17 @@ class OpenAIBackend:
         try:
             body = response.json()
         except ValueError:
-            reason = f"malformed JSON from {url} (HTTP {response.status_code}): {excerpt(response.text)}"
+            said = excerpt(response.text, secret=self.config.api_key)
+            reason = f"malformed JSON from {url} (HTTP {response.status_code}): {said}"
             return Attempt(reason=reason, retryable=True)
-        completion = read_completion(key, body)
+        completion = read_completion(key, body, secret=self.config.api_key)
         if isinstance(completion, str):
             return Attempt(reason=f"bad answer from {url}: {completion}", retryable=True)
         return Attempt(generation=completion)
 
     def _status_failure(self, response: httpx.Response) -> Attempt:
         status = response.status_code
-        said = excerpt(response.text)
+        said = excerpt(response.text, secret=self.config.api_key)
         reason = f"HTTP {status} from {self.config.public_url}: {said}"
         if status in KEY_REFUSED_STATUSES:
             reason = f"HTTP {status} from {self.config.public_url}: {self._key_hint()}; server said {said}"
