@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Plan, Results, ScoringTask
@@ -21,30 +21,12 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, check_spec, load_backend, preflight
+from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import RunItem, Store
-
-
-class ProgressSink(Protocol):
-    def start(self, stage: str, total: int) -> None: ...
-
-    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None: ...
-
-    def finish(self, stage: str) -> None: ...
-
-
-class NullProgress:
-    def start(self, stage: str, total: int) -> None:
-        return None
-
-    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
-        return None
-
-    def finish(self, stage: str) -> None:
-        return None
 
 
 @dataclass

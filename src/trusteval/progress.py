@@ -3,11 +3,40 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Protocol
+
+
+class ProgressSink(Protocol):
+    """What the pipeline reports as it goes: a stage starts, advances (with retries and failures), ends."""
+
+    def start(self, stage: str, total: int) -> None: ...
+
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None: ...
+
+    def finish(self, stage: str) -> None: ...
+
+
+class NullProgress:
+    """Reports nothing (tests, --no-progress)."""
+
+    def __enter__(self) -> NullProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def start(self, stage: str, total: int) -> None:
+        return None
+
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
+        return None
+
+    def finish(self, stage: str) -> None:
+        return None
 
 
 class RichProgress:
-    """A ProgressSink (see pipeline.py) drawn with rich on stderr."""
+    """A ProgressSink drawn with rich on stderr."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -61,22 +90,5 @@ class RichProgress:
         self._progress.update(task_id, completed=self._progress.tasks[task_id].total)
 
 
-class QuietProgress:
-    def __enter__(self) -> QuietProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def start(self, stage: str, total: int) -> None:
-        return None
-
-    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
-        return None
-
-    def finish(self, stage: str) -> None:
-        return None
-
-
-def make_progress(*, enabled: bool) -> RichProgress | QuietProgress:
-    return RichProgress() if enabled else QuietProgress()
+def make_progress(*, enabled: bool) -> RichProgress | NullProgress:
+    return RichProgress() if enabled else NullProgress()

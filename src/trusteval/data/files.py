@@ -93,6 +93,11 @@ def require_columns(path: Path, columns: Sequence[str], needed: Sequence[str]) -
         )
 
 
+def read_json_lines(path: Path) -> Iterator[Record]:
+    """The objects of a JSON Lines file (whatever its suffix), numbered by line."""
+    return _jsonl(path, read_text(path))
+
+
 def _jsonl(path: Path, text: str) -> Iterator[Record]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

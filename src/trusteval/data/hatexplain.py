@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from trusteval.data import LoadedDataset
-from trusteval.data.files import read_records, read_text, require_columns
+from trusteval.data.files import read_json_lines, read_records, read_text, require_columns
 from trusteval.data.sources import DataContext, dataset_file, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.records import NON_TOXIC, TOXIC, Prompt, content_hash
@@ -105,20 +105,6 @@ def majority_label(labels: list[int]) -> int | None:
     return label if votes * 2 > len(labels) else None
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The HF export files are JSON Lines despite their .json suffix."""
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=number) from None
-        if not isinstance(row, dict):
-            raise DataError(path, f"expected a JSON object, found {type(row).__name__}", line=number)
-        yield number, row
-
-
 def _field(path: Path, line: int, row: Mapping[str, Any], name: str, kind: type) -> Any:
     value = row
     for part in name.split("."):
@@ -137,9 +123,9 @@ def _labels(path: Path, line: int, values: list[Any], name: str) -> list[int]:
 
 
 def read_annotated_split(path: Path) -> list[Post]:
-    """validation / test: per-annotator labels and targets."""
+    """validation / test: per-annotator labels and targets (the HF export files are JSON Lines despite .json)."""
     posts = []
-    for line, row in _json_lines(path):
+    for line, row in read_json_lines(path):
         targets = _field(path, line, row, "annotators.target", list)
         if not all(isinstance(t, list) for t in targets):
             raise DataError(path, "expected one list of targets per annotator", line=line, field="annotators.target")
@@ -151,7 +137,7 @@ def read_annotated_split(path: Path) -> list[Post]:
 
 def read_reconstructed_train(path: Path) -> list[Post]:
     posts = []
-    for line, row in _json_lines(path):
+    for line, row in read_json_lines(path):
         label = _labels(path, line, [_field(path, line, row, "majority_label", int)], "majority_label")
         targets = _field(path, line, row, "targets_union", list)
         tokens = _field(path, line, row, "post_tokens", list)
