@@ -10,7 +10,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
-os.environ.setdefault("TRUSTEVAL_DATA_DIR", str(REPO.parent / "shared" / "data"))
+# Absolute, so tests that symlink data files or change directory see the same mirror (CI passes ../shared/data).
+os.environ["TRUSTEVAL_DATA_DIR"] = str(
+    Path(os.environ.get("TRUSTEVAL_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
+)
 
 pytest_plugins = ["fixtures.tiny_models", "fixtures.llama_server"]
 
