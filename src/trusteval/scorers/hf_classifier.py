@@ -139,26 +139,48 @@ class HFClassifierScorer:
         self.id = f"hf:{name}@{version}#label={label_index}{truncation}"
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        for start in range(0, len(texts), self.batch_size):
-            outcomes.extend(self._score_or_split(list(texts[start : start + self.batch_size])))
-        return outcomes
+        """Score in batches of similar length (tokenised once, longest first), so a batch carries little
+        padding; outcomes come back in the order of `texts`."""
+        encoded = self._encode(list(texts))
+        if encoded is None:
+            return [outcome for text in texts for outcome in self._score_or_split([text])]
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]), reverse=True)
+        outcomes: list[Outcome | None] = [None] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            scored = self._score_or_split([texts[i] for i in chunk], [encoded[i] for i in chunk])
+            for index, outcome in zip(chunk, scored, strict=True):
+                outcomes[index] = outcome
+        return [o for o in outcomes if o is not None]
 
-    def _score_or_split(self, texts: list[str]) -> list[Outcome]:
+    def _encode(self, texts: list[str]) -> list[list[int]] | None:
+        """Token ids of every text, truncated; None if the tokenizer fails on the whole list."""
+        try:
+            ids = self._tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        except Exception:
+            return None
+        return [list(row) for row in ids]
+
+    def _score_or_split(self, texts: list[str], ids: list[list[int]] | None = None) -> list[Outcome]:
         """Score a batch; if it fails, score each text alone so only the bad ones are unscored."""
         try:
-            return self._score_batch(texts)
+            return self._score_batch(texts, ids)
         except Exception as exc:
             if len(texts) == 1:
                 return [Outcome.unscored("error", f"{WHO} {self.id}: {type(exc).__name__}: {exc}")]
             return [outcome for text in texts for outcome in self._score_or_split([text])]
 
-    def _score_batch(self, texts: list[str]) -> list[Outcome]:
+    def _batch_tensors(self, texts: list[str], ids: list[list[int]] | None) -> Any:
+        if ids is None:
+            return self._tokenizer(
+                texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+            )
+        return self._tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+
+    def _score_batch(self, texts: list[str], ids: list[list[int]] | None = None) -> list[Outcome]:
         import torch
 
-        encoded = self._tokenizer(
-            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        ).to(self.device)
+        encoded = self._batch_tensors(texts, ids).to(self.device)
         with torch.inference_mode():
             logits = self._model(**encoded).logits.float()
         probs = torch.sigmoid(logits) if self.sigmoid else torch.softmax(logits, dim=-1)
