@@ -27,6 +27,9 @@ def default_command() -> list[str]:
     return [sys.executable, "-c", CHILD_CODE]
 
 
+FAILED = "setup check failed: the embedded model's test generation"
+
+
 def describe_failure(returncode: int, stderr: str) -> str:
     """One line: what crashed, the likely cause, the remedy."""
     if returncode < 0:
@@ -35,9 +38,9 @@ def describe_failure(returncode: int, stderr: str) -> str:
             cause = "llama.cpp was compiled for CPU instructions this machine lacks (for example AVX-512 or AMX)"
         else:
             cause = "the llama.cpp library crashed in native code"
-        return f"setup check failed: the embedded model's test generation died with {sig}; likely cause: {cause}; remedy: {REMEDY}"
+        return f"{FAILED} died with {sig}; likely cause: {cause}; remedy: {REMEDY}"
     last = (stderr.strip().splitlines() or ["no message"])[-1][:300]
-    return f"setup check failed: the embedded model's test generation exited with status {returncode} ({last}); remedy: {REMEDY}"
+    return f"{FAILED} exited with status {returncode} ({last}); remedy: {REMEDY}"
 
 
 def check(command: Sequence[str] | None = None, timeout_s: float = 300.0) -> tuple[bool, str]:
@@ -47,7 +50,7 @@ def check(command: Sequence[str] | None = None, timeout_s: float = 300.0) -> tup
             list(command or default_command()), capture_output=True, text=True, timeout=timeout_s, check=False
         )
     except subprocess.TimeoutExpired:
-        return False, f"setup check failed: the embedded model's test generation took over {timeout_s:.0f} s"
+        return False, f"{FAILED} took over {timeout_s:.0f} s"
     if done.returncode != 0:
         return False, describe_failure(done.returncode, done.stderr)
     return True, f"setup check passed: the embedded model generated {done.stdout.strip()!r}"
