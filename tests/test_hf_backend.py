@@ -95,6 +95,15 @@ def test_max_new_tokens_is_respected_per_request(backend) -> None:
             assert generation.completion_tokens == limit
 
 
+def test_each_row_of_a_batch_gets_its_own_latency(backend) -> None:
+    short = GenerationParams(temperature=1.0, top_p=0.9, max_new_tokens=1)
+    long = GenerationParams(temperature=0.0, top_p=1.0, max_new_tokens=48)
+    generations = generate(backend, [ask("a", short), ask("b", long)])
+    assert generations[0].completion_tokens <= 2 and generations[1].completion_tokens > 8
+    # The one-token row ends at its first step; the batch (and the long row) goes on for many more.
+    assert generations[0].latency_s < generations[1].latency_s / 2
+
+
 def test_same_seed_gives_the_same_text_alone_and_in_a_mixed_batch(backend) -> None:
     target = ask("Say something benign when helping a friend move house.")
     others = [

@@ -210,6 +210,8 @@ async def _generate_with(
     backend: Any, requests: list[Request], store: Store, progress: ProgressSink, summary: RunSummary
 ) -> None:
     size = max(1, backend.batch_size)
+    if size > 1:  # batches of similar prompt length carry less padding; per-request seeds keep answers the same
+        requests = sorted(requests, key=lambda r: sum(len(content) for _, content in r.messages))
     batches = deque(requests[start : start + size] for start in range(0, len(requests), size))
 
     async def worker() -> None:

@@ -151,14 +151,23 @@ class RowSampler:
         self._prompt_width = prompt_width
         self._eos_id = eos_id
         self._generators = [torch.Generator(device=device).manual_seed(p.seed) for p in self._plans]
+        self.finished_at: list[float | None] = [None] * len(self._plans)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         torch = self._torch
         step = input_ids.shape[1] - self._prompt_width
         picks = torch.stack([self._pick(i, scores[i], step) for i in range(len(self._plans))])
+        self._note_finished(picks.tolist())
         forced = torch.full_like(scores, float("-inf"))
         forced[torch.arange(len(self._plans), device=scores.device), picks] = 0.0
         return forced
+
+    def _note_finished(self, picks: list[int]) -> None:
+        """The moment each row picks eos: its own latency, where the batch as a whole ends later."""
+        now = time.perf_counter()
+        for row, pick in enumerate(picks):
+            if pick == self._eos_id and self.finished_at[row] is None:
+                self.finished_at[row] = now
 
     def _pick(self, row: int, logits: Any, step: int) -> Any:
         torch = self._torch
@@ -296,8 +305,9 @@ class HFBackend:
                 pad_token_id=self.tokenizer.pad_token_id,
             )
         new_tokens = output[:, input_ids.shape[1] :].tolist()
-        elapsed = time.perf_counter() - started
-        return [self._finish(row, tokens, elapsed) for row, tokens in zip(rows, new_tokens, strict=True)]
+        ended = time.perf_counter()
+        latencies = [(done or ended) - started for done in sampler.finished_at]
+        return [self._finish(*row) for row in zip(rows, new_tokens, latencies, strict=True)]
 
     def _finish(self, row: PreparedRow, tokens: list[int], elapsed: float) -> Generation:
         tokens = tokens[: row.limit]
