@@ -50,6 +50,7 @@ RUN_FLAGS = (
         str,
         "cache for downloads and trained detectors (default ~/.cache/trusteval)",
     ),
+    ("--shard", "shard", str, "run only slice I of N (I/N, e.g. 0/4) into this store; `trusteval merge` joins"),
 )
 
 

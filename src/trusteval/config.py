@@ -28,7 +28,7 @@ SECRET_OPTIONS = frozenset({"api_key", "key", "token", "password", "secret", "ac
 
 # Fields that change how a run executes, not what it computes: they stay out of the run id.
 OPERATIONAL_FIELDS = frozenset(
-    {"store", "concurrency", "timeout_s", "max_retries", "data_dir", "download", "resamples", "cache_dir"}
+    {"store", "concurrency", "timeout_s", "max_retries", "data_dir", "download", "resamples", "cache_dir", "shard"}
 )
 
 
@@ -61,6 +61,17 @@ class RunSpec(BaseModel):
     cache_dir: str | None = None
     download: bool = False
     trust_remote_code: bool = False
+    shard: str | None = None
+
+    @field_validator("shard")
+    @classmethod
+    def _shard_is_index_of_count(cls, value: str | None) -> str | None:
+        if value is not None:
+            from trusteval.shards import parse_shard
+
+            index, count = parse_shard(value)
+            return f"{index}/{count}"
+        return value
 
     @field_validator("template")
     @classmethod

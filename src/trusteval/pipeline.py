@@ -26,6 +26,7 @@ from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.validation import scorer_info_for
+from trusteval.shards import shard_plan
 from trusteval.store import RunItem, Store
 
 
@@ -101,6 +102,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     plan = benchmark.plan(data_context(spec))
     if not plan.items:
         raise UsageError("the run has no requests: the dataset selection is empty")
+    plan = shard_plan(plan, spec.shard)
     settings = backend_settings(spec, env)
     models = {raw: check_spec(raw) for raw in spec.models}
     for model in models.values():
@@ -179,6 +181,8 @@ def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]
     )
     store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
     store.put_aggregate(spec.run_id, "data", {"notes": list(plan.notes), "sources": plan.dataset.sources})
+    if spec.shard:
+        store.put_aggregate(spec.run_id, "shard", spec.shard)
 
 
 async def generate_stage(

@@ -13,4 +13,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trusteval.commands.datasets",
     "trusteval.commands.scorers",
     "trusteval.commands.translate",
+    "trusteval.commands.merge",
 )

@@ -1,0 +1,60 @@
+"""`trusteval merge STORE... --into DIR`: join the stores of `trusteval run --shard i/n` (or of any runs made
+on several machines) into one, then recompute the metrics and tables of every joined run over all its rows.
+
+    trusteval merge shard-0 shard-1 shard-2 --into merged [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("merge", help="join stores (e.g. of --shard runs) into one and recompute tables")
+    parser.add_argument("stores", nargs="+", help="workspace folders to read")
+    parser.add_argument("--into", required=True, help="workspace folder to write (created if missing)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object describing the merge")
+    parser.set_defaults(handler=cmd_merge)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from trusteval.jsonout import print_json
+    from trusteval.merge import merge_stores, missing_shards
+    from trusteval.store import Store
+
+    store = Store.open(args.into)
+    try:
+        merged = merge_stores(store, [Path(folder) for folder in args.stores])
+        runs = {run_id: _finish_run(store, run_id, missing_shards(shards)) for run_id, shards in merged.runs.items()}
+    finally:
+        store.close()
+    if args.json:
+        print_json({"into": args.into, "added": merged.added, "runs": runs})
+    else:
+        for run_id, outcome in runs.items():
+            print(f"{run_id}: {outcome['status']}, {outcome['items']} items" + _missing_text(outcome), file=sys.stderr)
+        print(f"merged {len(args.stores)} stores into {args.into}", file=sys.stderr)
+    return 0
+
+
+def _missing_text(outcome: dict[str, Any]) -> str:
+    missing = outcome["missing_shards"]
+    return f"; shards missing: {', '.join(missing)} (merge them too)" if missing else ""
+
+
+def _finish_run(store: Any, run_id: str, missing: list[str]) -> dict[str, Any]:
+    """Recompute the joined run's metrics and tables from its rows; a run with shards missing is incomplete."""
+    from trusteval.pipeline import report
+
+    results = report(store, run_id)
+    store.put_aggregate(run_id, "metrics", results.metrics)
+    store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
+    if missing:
+        store.finish_run(run_id, "incomplete")
+    info = store.run_info(run_id) or {}
+    items = next((r["items"] for r in store.runs() if r["run_id"] == run_id), 0)
+    return {"status": info.get("status"), "items": items, "missing_shards": missing}

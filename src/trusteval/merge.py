@@ -1,0 +1,114 @@
+"""Join stores written by shards (or by separate machines) into one: `trusteval merge STORE... --into DIR`.
+
+Every table is copied row by row with its own primary key, so merging is idempotent: a row already present is
+kept, and merging the same store twice adds nothing. Generation failures have no natural key; a failure row
+is copied only if no identical one is there. Run aggregates (metrics, tables) are left to the caller to
+recompute over the joined rows; those describing a run's setup (scorers, data) are copied.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trusteval.errors import StoreError
+from trusteval.store import STORE_FILENAME, Store
+
+NOT_COPIED_AGGREGATES = ("metrics", "tables", "shard")  # recomputed or meaningless after a merge
+SKIPPED_TABLES = {"schema_migrations", "sqlite_sequence"}
+STATUS_RANK = {"complete": 0, "running": 1, "interrupted": 2, "incomplete": 3}
+
+
+@dataclass
+class MergeReport:
+    added: dict[str, int] = field(default_factory=dict)
+    runs: dict[str, set[str]] = field(default_factory=dict)  # run id -> shards seen ("" for a whole run)
+
+
+def merge_stores(target: Store, sources: list[Path]) -> MergeReport:
+    report = MergeReport()
+    for folder in sources:
+        path = Path(folder) / STORE_FILENAME
+        if not path.is_file():
+            raise StoreError(f"no store in '{folder}'")
+        if path.resolve() == target.path.resolve():
+            raise StoreError(f"'{folder}' is the store being merged into")
+        Store.open(folder).close()  # brings an older store to the current schema before its rows are copied
+        _merge_one(target, path, report)
+    return report
+
+
+def _merge_one(target: Store, path: Path, report: MergeReport) -> None:
+    conn = target.conn
+    conn.execute("ATTACH DATABASE ? AS source", (str(path),))
+    try:
+        shards = _shards_of(conn)
+        with target.transaction():
+            for table in _tables(conn):
+                before = conn.total_changes
+                conn.execute(_copy_sql(conn, table))
+                report.added[table] = report.added.get(table, 0) + conn.total_changes - before
+            _merge_run_status(conn)
+        for run_id, shard in shards.items():
+            report.runs.setdefault(run_id, set()).add(shard)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot merge '{path}' into '{target.path}': {exc}") from exc
+    finally:
+        conn.execute("DETACH DATABASE source")
+
+
+def _shards_of(conn: sqlite3.Connection) -> dict[str, str]:
+    runs = {row[0]: "" for row in conn.execute("SELECT run_id FROM source.runs")}
+    for run_id, value in conn.execute("SELECT run_id, value FROM source.aggregates WHERE name='shard'"):
+        runs[run_id] = value.strip('"')
+    return runs
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    names = [row[0] for row in conn.execute("SELECT name FROM source.sqlite_master WHERE type='table' ORDER BY rowid")]
+    return [name for name in names if name not in SKIPPED_TABLES]
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[tuple[str, bool]]:
+    """(name, is an autoincrement id) for each column the target has."""
+    rows = conn.execute(f'PRAGMA main.table_info("{table}")').fetchall()
+    return [(row[1], bool(row[5]) and row[2].upper() == "INTEGER") for row in rows]
+
+
+def _copy_sql(conn: sqlite3.Connection, table: str) -> str:
+    columns = _columns(conn, table)
+    if not columns:
+        raise sqlite3.OperationalError(f"the target store has no table {table}")
+    kept = [name for name, is_id in columns if not is_id]
+    listing = ", ".join(f'"{c}"' for c in kept)
+    source = f'SELECT {listing} FROM source."{table}" AS s'
+    if table == "aggregates":
+        skipped = ", ".join(f"'{name}'" for name in NOT_COPIED_AGGREGATES)
+        source += f" WHERE s.name NOT IN ({skipped})"
+    if len(kept) < len(columns):  # an autoincrement id: copy a row only if no identical row is there
+        same = " AND ".join(f't."{c}" IS s."{c}"' for c in kept)
+        source += f' WHERE NOT EXISTS (SELECT 1 FROM main."{table}" AS t WHERE {same})'
+    return f'INSERT OR IGNORE INTO main."{table}" ({listing}) {source}'
+
+
+def _merge_run_status(conn: sqlite3.Connection) -> None:
+    """A run joined from shards is only as finished as its least finished part."""
+    rows = conn.execute("SELECT run_id, status FROM source.runs").fetchall()
+    conn.execute(
+        "UPDATE main.runs SET spec = json_remove(spec, '$.shard') WHERE json_extract(spec, '$.shard') IS NOT NULL"
+    )
+    for run_id, status in rows:
+        current = conn.execute("SELECT status FROM main.runs WHERE run_id=?", (run_id,)).fetchone()
+        if current and STATUS_RANK.get(status, 3) > STATUS_RANK.get(current[0], 3):
+            conn.execute("UPDATE main.runs SET status=? WHERE run_id=?", (status, run_id))
+
+
+def missing_shards(shards: set[str]) -> list[str]:
+    """The 'i/n' slices not seen among `shards` (empty when a whole run was merged)."""
+    counts = {int(s.split("/")[1]) for s in shards if s}
+    if "" in shards or len(counts) != 1:
+        return []
+    count = counts.pop()
+    seen = {int(s.split("/")[0]) for s in shards}
+    return [f"{i}/{count}" for i in range(count) if i not in seen]
