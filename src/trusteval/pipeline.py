@@ -8,6 +8,7 @@ batch of scores is committed as it completes; running the same spec again resume
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from trusteval.benchmarks.base import Benchmark, Plan, Results, ScoringTask
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
+from trusteval.leases import CLAIM_AHEAD, Leases
 from trusteval.models import BackendSettings, ModelSpec, check_spec, load_backend, preflight
 from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Generation, Request, Score, text_subject
@@ -28,6 +30,8 @@ from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.shards import shard_plan
 from trusteval.store import RunItem, Store
+
+LEASE_POLL_S = 0.5  # how often a run waiting on another process's requests looks for their answers
 
 
 @dataclass
@@ -201,36 +205,75 @@ async def generate_stage(
     unique_keys = {i.request.key for i in plan.items}
     summary.reused = len(unique_keys & stored)
     progress.start("generate", sum(len(r) for r in pending.values()))
-    for raw_model, requests in pending.items():
-        backend = load_backend(models[raw_model], settings)
-        try:
-            await _generate_with(backend, list(requests.values()), store, progress, summary)
-        finally:
-            await backend.aclose()
+    async with Leases(store) as leases:
+        for raw_model, requests in pending.items():
+            backend = load_backend(models[raw_model], settings)
+            try:
+                await _generate_with(backend, list(requests.values()), store, leases, progress, summary)
+            finally:
+                await backend.aclose()
     progress.finish("generate")
 
 
 async def _generate_with(
-    backend: Any, requests: list[Request], store: Store, progress: ProgressSink, summary: RunSummary
+    backend: Any, requests: list[Request], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
 ) -> None:
+    """Answer the requests this process holds leases on, then wait for those another process is answering
+    (taking over any whose lease runs out)."""
+    waiting = await _answer_leased(backend, requests, store, leases, progress, summary)
+    while waiting:
+        answered = store.stored_generation_keys(r.key for r in waiting)
+        summary.reused += len(answered)
+        progress.advance("generate", len(answered))
+        waiting = [r for r in waiting if r.key not in answered]
+        taken = set(leases.retry_foreign([r.key for r in waiting]))
+        if taken:
+            mine = [r for r in waiting if r.key in taken]
+            waiting = [r for r in waiting if r.key not in taken] + await _answer_leased(
+                backend, mine, store, leases, progress, summary
+            )
+        elif waiting:
+            await asyncio.sleep(LEASE_POLL_S)
+
+
+async def _answer_leased(
+    backend: Any, requests: list[Request], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
+) -> list[Request]:
+    """Answer every request whose key this process can lease; return those leased to another process."""
     size = max(1, backend.batch_size)
     if size > 1:  # batches of similar prompt length carry less padding; per-request seeds keep answers the same
         requests = sorted(requests, key=lambda r: sum(len(content) for _, content in r.messages))
-    batches = deque(requests[start : start + size] for start in range(0, len(requests), size))
+    queue = deque(requests)
+    foreign: list[Request] = []
 
     async def worker() -> None:
-        while batches:
-            batch = batches.popleft()
-            generations = _complete(batch, await backend.generate(batch))
-            store.add_generations(generations)
-            failed = sum(1 for g in generations if not g.ok)
-            retries = sum(g.retries for g in generations)
-            summary.generated += len(generations) - failed
-            summary.failed += failed
-            summary.retries += retries
-            progress.advance("generate", len(generations), retries=retries, failed=failed)
+        while queue:
+            batch = [queue.popleft() for _ in range(min(size, len(queue)))]
+            ahead = [r.key for r in itertools.islice(queue, CLAIM_AHEAD)]
+            mine, others, answered = leases.split([r.key for r in batch], ahead)
+            summary.reused += len(answered)
+            progress.advance("generate", len(answered))
+            foreign.extend(r for r in batch if r.key in set(others))
+            batch = [r for r in batch if r.key in set(mine)]
+            if batch:
+                await _answer_batch(backend, batch, store, leases, progress, summary)
 
     await asyncio.gather(*(worker() for _ in range(max(1, backend.max_concurrency))))
+    return foreign
+
+
+async def _answer_batch(
+    backend: Any, batch: list[Request], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
+) -> None:
+    generations = _complete(batch, await backend.generate(batch))
+    store.add_generations(generations, lease_owner=leases.owner)
+    leases.done([g.key for g in generations])
+    failed = sum(1 for g in generations if not g.ok)
+    retries = sum(g.retries for g in generations)
+    summary.generated += len(generations) - failed
+    summary.failed += failed
+    summary.retries += retries
+    progress.advance("generate", len(generations), retries=retries, failed=failed)
 
 
 def _complete(batch: Sequence[Request], generations: Sequence[Generation]) -> list[Generation]:

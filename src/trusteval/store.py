@@ -105,6 +105,13 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, name)
     );
     """,
+    """
+    CREATE TABLE leases (
+        key TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    """,
 )
 
 
@@ -329,7 +336,9 @@ class Store:
     def stored_generation_keys(self, keys: Iterable[str]) -> set[str]:
         return self._existing("SELECT key FROM generations WHERE key IN ({})", keys)
 
-    def add_generations(self, generations: Iterable[Generation]) -> None:
+    def add_generations(self, generations: Iterable[Generation], *, lease_owner: str | None = None) -> None:
+        """Store answers and failures; with `lease_owner`, end that owner's leases on them in the same write."""
+        generations = list(generations)
         now = time.time()
         done, failed = [], []
         for g in generations:
@@ -356,8 +365,30 @@ class Store:
                     "INSERT INTO generation_failures (key, error, retries, created_at) VALUES (?,?,?,?)",
                     failed,
                 )
+                if lease_owner is not None:
+                    conn.executemany(
+                        "DELETE FROM leases WHERE key=? AND owner=?", [(g.key, lease_owner) for g in generations]
+                    )
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
+
+    # -- leases: which process is answering which request -------------------------------------------------
+
+    def claim(self, keys: Sequence[str], owner: str, ttl_s: float) -> set[str]:
+        """Lease the keys nobody else holds (or whose lease ran out) to `owner`; the keys it now holds."""
+        now = time.time()
+        self._write(
+            "INSERT INTO leases VALUES (?,?,?) ON CONFLICT(key) DO UPDATE SET owner=excluded.owner,"
+            " expires_at=excluded.expires_at WHERE leases.expires_at < ? OR leases.owner = excluded.owner",
+            [(key, owner, now + ttl_s, now) for key in keys],
+        )
+        return self._existing("SELECT key FROM leases WHERE owner=? AND key IN ({})", keys, owner)
+
+    def renew_leases(self, owner: str, ttl_s: float) -> None:
+        self._write("UPDATE leases SET expires_at=? WHERE owner=?", [(time.time() + ttl_s, owner)])
+
+    def release(self, keys: Sequence[str], owner: str) -> None:
+        self._write("DELETE FROM leases WHERE key=? AND owner=?", [(key, owner) for key in keys])
 
     # -- scores -------------------------------------------------------------------------------------------
 

@@ -58,6 +58,8 @@ def test_two_runs_started_at_once_on_one_new_store(tmp_path, cache_dir, figures,
     assert union == 300
     for out in outs:
         assert out["failed"] == 0 and out["generated"] + out["reused"] == out["requests"]
+    assert sum(out["generated"] for out in outs) == union, "each request is paid for once (leases)"
+    assert len(server.attempts) == union
     assert scalar(store, "SELECT COUNT(*) FROM generations") == union
     assert _items_without_answer(store) == 0
     assert duplicates(store) == {"generations": 0, "scores": 0, "run_items": 0, "requests": 0}

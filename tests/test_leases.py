@@ -1,0 +1,47 @@
+"""Leases on request keys: who answers what when several processes run the same spec on one store."""
+
+from __future__ import annotations
+
+import time
+
+from trusteval.leases import Leases
+from trusteval.records import Generation
+from trusteval.store import Store
+
+KEYS = [f"{i:064x}" for i in range(6)]
+
+
+def test_a_key_leased_to_another_owner_is_left_to_it(tmp_path) -> None:
+    store = Store.open(tmp_path)
+    first, second = Leases(store), Leases(store)
+    assert first.split(KEYS[:3]) == (KEYS[:3], [], [])
+    mine, foreign, answered = second.split(KEYS[:4])
+    assert (mine, foreign, answered) == ([KEYS[3]], KEYS[:3], [])
+
+
+def test_keys_are_claimed_ahead_in_one_write(tmp_path) -> None:
+    store = Store.open(tmp_path)
+    first, second = Leases(store), Leases(store)
+    first.split(KEYS[:1], ahead=KEYS[1:4])
+    assert second.split(KEYS[1:5])[:2] == ([KEYS[4]], KEYS[1:4])
+
+
+def test_a_dead_owners_keys_are_taken_over_when_the_lease_ends(tmp_path) -> None:
+    store = Store.open(tmp_path)
+    dead, alive = Leases(store, ttl_s=0.2), Leases(store, ttl_s=0.2)
+    dead.split(KEYS[:2])  # and never answers nor releases: killed
+    assert alive.split(KEYS[:2])[1] == KEYS[:2]
+    assert alive.retry_foreign(KEYS[:2]) == []
+    time.sleep(0.3)
+    assert alive.retry_foreign(KEYS[:2]) == KEYS[:2]
+
+
+def test_a_key_answered_by_its_holder_is_not_asked_again(tmp_path) -> None:
+    store = Store.open(tmp_path)
+    holder, waiter = Leases(store), Leases(store)
+    holder.split(KEYS[:2])
+    assert waiter.split(KEYS[:2])[1] == KEYS[:2]
+    store.add_generations([Generation(key=KEYS[0], text="answer")], lease_owner=holder.owner)
+    assert waiter.retry_foreign(KEYS[:2]) == [], "the answered key is free but stored; the other is still held"
+    assert KEYS[0] in waiter.answered
+    assert store.conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 1
