@@ -92,11 +92,11 @@ def ava(tmp_path_factory, cache_dir):
     assert first.returncode == 0, first.stderr[-3000:]
     again = run_cli(*args, "--no-progress")
     assert again.returncode == 0, again.stderr[-3000:]
-    return folder / "ws", first, again
+    return folder / "ws", first, again, args
 
 
 def test_ava_reads_every_answer_as_its_class(ava):
-    store, first, _ = ava
+    store, first, _, _ = ava
     out = first.json()
     assert (out["requests"], out["generated"], out["failed"]) == (8, 8, 0)
     rows = {r["prompt"]: r for r in _export(store, out["run_id"])}
@@ -108,7 +108,7 @@ def test_ava_reads_every_answer_as_its_class(ava):
 
 
 def test_ava_hard_and_soft_accuracy_follow_the_papers_rule(ava):
-    _, first, _ = ava
+    _, first, _, _ = ava
     model = first.json()["metrics"]["models"][next(iter(first.json()["metrics"]["models"]))]
     assert model["hard_value"] == pytest.approx(HARD) and model["hard"]["value"] == pytest.approx(100 * HARD)
     assert model["soft_value"] == pytest.approx(SOFT) and model["soft"]["value"] == pytest.approx(100 * SOFT)
@@ -117,7 +117,7 @@ def test_ava_hard_and_soft_accuracy_follow_the_papers_rule(ava):
 
 
 def test_unparsed_answers_are_counted_by_a_resumed_run_and_named_in_progress(ava):
-    _, first, again = ava
+    _, first, again, _ = ava
     out, resumed = first.json(), again.json()
     # scores are kept per distinct text: the two answers "B" are one score
     assert (out["scored"], out["unparsed"], out["score_failures"]) == (5, 2, 0)
@@ -125,3 +125,13 @@ def test_unparsed_answers_are_counted_by_a_resumed_run_and_named_in_progress(ava
     assert resumed["unparsed"] == out["unparsed"] == 2
     assert resumed["metrics"] == out["metrics"]
     assert "unparsed 2" in first.stderr and "failed 2" not in first.stderr, first.stderr[-2000:]
+
+
+def test_a_different_max_new_tokens_asks_the_model_again(ava):
+    """max_new_tokens is part of the request key: a shorter limit never reuses a longer limit's answer."""
+    _, first, _, args = ava
+    shorter = run_cli(*args, "--no-progress", "--max-new-tokens", "7")
+    assert shorter.returncode == 0, shorter.stderr[-3000:]
+    out = shorter.json()
+    assert out["run_id"] != first.json()["run_id"]
+    assert (out["requests"], out["generated"], out["reused"]) == (8, 8, 0)
