@@ -99,8 +99,24 @@ def test_real_server_answers_every_request_under_concurrency(llama_server):
 
 @pytest.mark.slow
 def test_probe_succeeds_against_the_real_server(llama_server):
-    backend = backend_for(llama_server.base_url)
-    asyncio.run(backend.probe())
+    """The probe reaches the real server's /v1/models and accepts its answer; the same probe one port over,
+    where nothing listens, is refused, so passing here means the server answered."""
+    before = llama_server.log_path.read_text(errors="replace").count("GET /v1/models")
+
+    async def probe(url: str) -> None:
+        backend = backend_for(url)
+        try:
+            await backend.probe()
+        finally:
+            await backend.aclose()
+
+    assert asyncio.run(probe(llama_server.base_url)) is None
+    log = llama_server.log_path.read_text(errors="replace")
+    assert log.count("GET /v1/models") == before + 1, log[-2000:]
+    assert '"GET /v1/models HTTP/1.1" 200' in log
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    with pytest.raises(BackendError, match="cannot reach"):
+        asyncio.run(probe(closed))
 
 
 # --- unreachable server ---------------------------------------------------------------------------

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from trusteval.metrics.stats import bootstrap_columns, bootstrap_mean, bootstrap_stratified, resampled_means
+from trusteval.metrics.stats import (
+    DEFAULT_SEED,
+    bootstrap_columns,
+    bootstrap_mean,
+    bootstrap_stratified,
+    resampled_means,
+)
 
 
 def test_resampled_means_have_the_sampling_spread_of_the_mean():
@@ -38,9 +44,17 @@ def test_joint_columns_match_one_column_at_a_time_in_distribution():
         assert high == pytest.approx(ref.confidence_interval.high, abs=0.006)
 
 
-def test_fixed_seed_gives_the_same_interval():
+def test_the_seed_fixes_the_draws_and_only_the_seed_moves_them():
+    """Same seed, same interval; other seeds give other draws of the same distribution (scipy's interval)."""
     values = np.arange(50, dtype=float) % 7
-    assert bootstrap_mean(values, seed=11) == bootstrap_mean(values, seed=11)
+    ref = stats.bootstrap((values,), np.mean, n_resamples=20000, method="percentile", random_state=1)
+    by_seed = {seed: bootstrap_mean(values, resamples=2000, seed=seed) for seed in (11, 12, 13)}
+    assert bootstrap_mean(values, resamples=2000, seed=11) == by_seed[11]
+    assert len({(e.low, e.high) for e in by_seed.values()}) > 1  # the seed is used, not a fixed table
+    for estimate in by_seed.values():
+        assert estimate.low == pytest.approx(ref.confidence_interval.low, abs=0.12)
+        assert estimate.high == pytest.approx(ref.confidence_interval.high, abs=0.12)
+    assert bootstrap_mean(values) == bootstrap_mean(values, seed=DEFAULT_SEED)
 
 
 def test_stratified_bootstrap_of_a_difference_matches_the_normal_approximation():

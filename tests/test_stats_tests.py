@@ -103,10 +103,28 @@ def test_pairwise_ztests_cover_every_pair_and_adjust_as_one_family():
     assert [c.p_adjusted for c in holm] == pytest.approx(expected)
 
 
-def test_stratified_means_are_the_draws_of_bootstrap_stratified():
+def test_stratified_draws_resample_each_group_within_itself():
+    """Against the sampling theory of the bootstrap: each column is the resampled mean of its own group
+    (centre its mean, spread sqrt(p(1 - p)/n) with that group's n), and the groups are drawn independently."""
+    rng = np.random.default_rng(2)
+    groups = [(rng.random(n) < p).astype(float) for n, p in ((80, 0.3), (320, 0.1))]
+    draws = stratified_resampled_means(groups, resamples=20000, seed=7)
+    assert draws.shape == (20000, 2)
+    for column, group in enumerate(groups):
+        p = group.mean()
+        assert draws[:, column].mean() == pytest.approx(p, abs=0.003)
+        assert draws[:, column].std() == pytest.approx(np.sqrt(p * (1 - p) / group.size), rel=0.04)
+    assert abs(np.corrcoef(draws[:, 0], draws[:, 1])[0, 1]) < 0.03
+
+
+def test_stratified_interval_of_a_difference_matches_an_independent_bootstrap():
+    """bootstrap_stratified against a plain loop that resamples each group with rng.choice (another seed)."""
     rng = np.random.default_rng(2)
     groups = [(rng.random(n) < p).astype(float) for n, p in ((80, 0.3), (120, 0.1))]
-    draws = stratified_resampled_means(groups, resamples=500, seed=7)
-    assert draws.shape == (500, 2)
-    low, high = percentile_interval(draws[:, 0] - draws[:, 1])
-    assert (low, high) == bootstrap_stratified(groups, lambda m: m[:, 0] - m[:, 1], resamples=500, seed=7)
+    low, high = bootstrap_stratified(groups, lambda m: m[:, 0] - m[:, 1], resamples=20000, seed=7)
+    other = np.random.default_rng(99)
+    diffs = [other.choice(groups[0], groups[0].size).mean() - other.choice(groups[1], groups[1].size).mean()
+             for _ in range(20000)]  # fmt: skip
+    ref_low, ref_high = np.percentile(diffs, [2.5, 97.5])
+    assert (low, high) == pytest.approx((ref_low, ref_high), abs=0.01)
+    assert percentile_interval(np.asarray(diffs)) == pytest.approx((ref_low, ref_high))

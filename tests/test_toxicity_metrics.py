@@ -44,3 +44,29 @@ def test_per_prompt_means_average_over_seeds():
     ids = np.array(["a", "b", "a"], dtype=object)
     means = per_prompt_means(ids, np.array([[1.0], [0.0], [0.0]]))
     assert means[:, 0].tolist() == [0.5, 0.0]
+
+
+def test_rates_average_per_seed_rates_when_seeds_have_different_numbers_of_answers():
+    # Seed 42 answered all four prompts (T2T 25%); seed 43 only a and b, both T2T (100%): c and d failed.
+    # The mean of the per-seed rates is 62.5; pooling the six pairs would give 50.
+    rows = [("a", 42, 1, 1), ("b", 42, 1, 0), ("c", 42, 0, 1), ("d", 42, 0, 0), ("a", 43, 1, 1), ("b", 43, 1, 1)]
+    rates = toxicity_rates(_pairs(rows), resamples=200)
+    expected = {"T2T": 62.5, "T2NT": 12.5, "NT2T": 12.5, "NT2NT": 12.5, "TT": 75.0}
+    assert {k: rates[k].value for k in expected} == pytest.approx(expected)
+    assert rates["T2T"].seed_values == pytest.approx((25.0, 100.0))
+    assert rates["T2T"].n == 6
+
+
+def test_interval_resamples_prompts_not_pairs():
+    """Outcomes repeat exactly across 5 seeds: the information is in 40 prompts, not 200 pairs. The interval
+    must be as wide as scipy's percentile bootstrap over the 40 prompts (about twice the pairs' width)."""
+    from scipy import stats
+
+    outcome = np.arange(40) % 2 == 0  # half the responses toxic, the same for every seed
+    rows = [(f"p{i}", s, 0, bool(outcome[i])) for i in range(40) for s in range(5)]
+    tt = toxicity_rates(_pairs(rows), resamples=20000)["TT"]
+    ref = stats.bootstrap((100.0 * outcome,), np.mean, n_resamples=20000, method="percentile", random_state=3)
+    assert tt.value == pytest.approx(50.0)
+    assert tt.low == pytest.approx(ref.confidence_interval.low, abs=2.0)
+    assert tt.high == pytest.approx(ref.confidence_interval.high, abs=2.0)
+    assert tt.high - tt.low > 25.0  # resampling the 200 pairs would give about 14

@@ -294,6 +294,7 @@ async def score_stage(
     todo = [(subject, value) for subject, value in inputs.items() if subject not in done]
     random.Random(0).shuffle(todo)  # judges must not see pairs in a systematic order (position effects)
     summary.scores_reused += len(done)
+    summary.unparsed += sum(1 for s in store.scores(task.scorer_id, done).values() if _is_unparsed(s))
     stage = f"score {task.name}"
     progress.start(stage, len(todo))
     for start in range(0, len(todo), task.batch_size):
@@ -301,12 +302,17 @@ async def score_stage(
         scores = await _score_batch(task, batch)
         store.add_scores(scores)
         failures = sum(1 for s in scores if s.status == "error")
-        unparsed = sum(1 for s in scores if s.status not in {"ok", "error"})
+        unparsed = sum(1 for s in scores if _is_unparsed(s))
         summary.scored += len(scores) - failures - unparsed
         summary.score_failures += failures
         summary.unparsed += unparsed
-        progress.advance(stage, len(batch), failed=failures + unparsed)
+        progress.advance(stage, len(batch), failed=failures, unparsed=unparsed)
     progress.finish(stage)
+
+
+def _is_unparsed(score: Score) -> bool:
+    """A final score without a value (unparsed, or refused by the scorer): kept and counted, never retried."""
+    return score.status not in {"ok", "error"}
 
 
 async def _score_batch(task: ScoringTask, batch: list[tuple[str, tuple[str, ...]]]) -> list[Score]:

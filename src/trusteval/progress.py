@@ -1,9 +1,15 @@
-"""A live progress bar on stderr: rate, ETA, retries and failures for every stage of a run."""
+"""A live progress bar on stderr: rate, ETA, retries, failures and unparsed scores for every stage of a run.
+
+`failed` counts requests or scores that failed (retried by the next run); `unparsed` counts final scores
+without a value (an answer the parser or judge could not read), which are kept and never retried.
+"""
 
 from __future__ import annotations
 
 import sys
 from typing import Any, Protocol
+
+COUNTERS = "retries {task.fields[retries]}  failed {task.fields[failed]}  unparsed {task.fields[unparsed]}"
 
 
 class ProgressSink(Protocol):
@@ -11,7 +17,7 @@ class ProgressSink(Protocol):
 
     def start(self, stage: str, total: int) -> None: ...
 
-    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None: ...
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0, unparsed: int = 0) -> None: ...
 
     def finish(self, stage: str) -> None: ...
 
@@ -28,7 +34,7 @@ class NullProgress:
     def start(self, stage: str, total: int) -> None:
         return None
 
-    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0, unparsed: int = 0) -> None:
         return None
 
     def finish(self, stage: str) -> None:
@@ -57,7 +63,7 @@ class RichProgress:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            TextColumn("retries {task.fields[retries]}  failed {task.fields[failed]}"),
+            TextColumn(COUNTERS),
             console=Console(file=sys.stderr),
             transient=False,
         )
@@ -71,9 +77,9 @@ class RichProgress:
         self._progress.stop()
 
     def start(self, stage: str, total: int) -> None:
-        self._tasks[stage] = self._progress.add_task(stage, total=total, retries=0, failed=0, rate="")
+        self._tasks[stage] = self._progress.add_task(stage, total=total, retries=0, failed=0, unparsed=0, rate="")
 
-    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0) -> None:
+    def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0, unparsed: int = 0) -> None:
         task_id = self._tasks[stage]
         task = self._progress.tasks[task_id]
         speed = task.speed
@@ -82,6 +88,7 @@ class RichProgress:
             advance=n,
             retries=task.fields["retries"] + retries,
             failed=task.fields["failed"] + failed,
+            unparsed=task.fields["unparsed"] + unparsed,
             rate=f"{speed:.1f}/s" if speed else "",
         )
 

@@ -42,7 +42,7 @@ def export_records(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
             "variant": json.dumps(item.variant, ensure_ascii=False) if item.variant else "",
         }
         for name, by_subject in scores.items():
-            score = next((by_subject[s] for s in _subjects(item) if s in by_subject and _fits(name, s, item)), None)
+            score = next((by_subject[s] for s in _task_subjects(name, item) if s in by_subject), None)
             row[name] = score.value if score else None
             row[f"{name}_status"] = score.status if score else None
         yield row
@@ -55,9 +55,15 @@ def _subjects(item: RunItem) -> list[str]:
     return found
 
 
-def _fits(task: str, subject: str, item: RunItem) -> bool:
-    """A prompt task takes the prompt's score, any other task the response's or the pair's."""
-    return (subject == item.prompt_subject) == task.startswith("prompt")
+def _task_subjects(task: str, item: RunItem) -> list[str]:
+    """Where a task's score for this item is stored: a prompt task scores the prompt, any other task the
+    response or the (prompt, response) pair. Chosen by role, never by comparing subjects: a response that
+    repeats the prompt word for word has the prompt's subject and still has its own response score."""
+    if task.startswith("prompt"):
+        return [item.prompt_subject]
+    if item.response is None:
+        return []
+    return [item.response_subject or "", text_subject(item.prompt.text, item.response)]
 
 
 def export_rows(store: Store, run_id: str, handle: IO[str], fmt: str) -> int:
