@@ -37,3 +37,12 @@ def test_the_key_is_the_hash_of_model_messages_params_and_seed():
 def test_every_input_changes_the_key(changed):
     base = {"model_identity": "llamacpp:smollm2", "messages": MESSAGES, "params": PARAMS, "seed": 42}
     assert Request.build(**{**base, **changed}).key != Request.build(**base).key
+
+
+def test_generation_params_as_dict_holds_every_field() -> None:
+    from dataclasses import asdict
+
+    from trusteval.records import GenerationParams
+
+    params = GenerationParams(temperature=0.3, top_p=0.8, max_new_tokens=7)
+    assert params.as_dict() == asdict(params)

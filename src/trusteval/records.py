@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 TOXIC = 1
@@ -49,7 +49,8 @@ class GenerationParams:
     max_new_tokens: int = 512
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Spelled out: dataclasses.asdict deep-copies, and this runs once per planned request.
+        return {"temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens}
 
 
 @dataclass(frozen=True)

@@ -281,6 +281,10 @@ class Store:
         """
         now = time.time()
         prompt_rows = [_prompt_row(p) for p in prompts]
+        items = list(items)
+        recorded = {row[0] for row in self.conn.execute("SELECT request_key FROM run_items WHERE run_id=?", (run_id,))}
+        if recorded and recorded == {request.key for request, *_ in items}:
+            items = []  # a resumed run: its requests and items are stored already, and encoding them is not free
         request_rows, item_rows = [], []
         for request, model, prompt, variant in items:
             request_rows.append(
