@@ -53,6 +53,12 @@ RUN_FLAGS = (
     ("--shard", "shard", str, "run only slice I of N (I/N, e.g. 0/4) into this store; `trusteval merge` joins"),
 )
 
+STATUS_NOTES = {
+    "running": "its process is still at work (or runs on another host); these tables show what is stored so far",
+    "interrupted": "its process ended before it finished; run the same command again to resume it",
+    "incomplete": "some answers or scores failed; run the same command again to retry them",
+}
+
 
 def _run_parser(commands: Any) -> None:
     run = commands.add_parser("run", help="evaluate models on a benchmark (resumable)")
@@ -72,12 +78,25 @@ def _run_parser(commands: Any) -> None:
     run.set_defaults(handler=cmd_run)
 
 
+def installed_version() -> str:
+    """The installed distribution's version; the source tree's own when run from a checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trusteval")
+    except PackageNotFoundError:
+        from trusteval import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="trusteval",
         description="Measure how trustworthy an LLM is: toxicity, bias, refusal and value alignment "
         "(TrustGPT and TrustEval, end to end).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     _run_parser(commands)
 
@@ -97,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     runs = commands.add_parser("runs", help="list the runs in a store")
     runs.add_argument("--store", default=None, help="workspace folder")
+    runs.add_argument("--json", action="store_true", help="print one JSON object listing the runs")
     runs.set_defaults(handler=cmd_runs)
 
     listing = commands.add_parser("list", help="list benchmarks, datasets, backends and scorers")
@@ -198,15 +218,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     from trusteval.pipeline import report
     from trusteval.report.tables import print_tables, write_tables
 
+    from trusteval.run_owner import run_status
+
     store, run_id = _open_run(args.store, args.run_id)
     try:
         results = report(store, run_id)
+        status = run_status(store, run_id, (store.run_info(run_id) or {}).get("status", ""))
     finally:
         store.close()
     if args.json:
-        print_json({"run_id": run_id, "metrics": results.metrics})
+        print_json({"run_id": run_id, "status": status, "metrics": results.metrics})
     else:
         print_tables(results.tables, Console())
+    if status != "complete":
+        print(f"run {run_id} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
     if args.out:
         from trusteval.pipeline import plot_notes
 
@@ -235,6 +260,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from trusteval.run_owner import run_status
     from trusteval.store import STORE_FILENAME, Store
 
     folder = _store_folder(args.store)
@@ -243,10 +269,14 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return 1
     store = Store.open_read_only(folder)
     try:
-        for run in store.runs():
-            print(f"{run['run_id']}\t{run['benchmark']}\t{run['dataset']}\t{run['status']}\t{run['items']} items")
+        runs = [{**run, "status": run_status(store, run["run_id"], run["status"])} for run in store.runs()]
     finally:
         store.close()
+    if args.json:
+        print_json({"store": folder, "runs": runs})
+        return 0
+    for run in runs:
+        print(f"{run['run_id']}\t{run['benchmark']}\t{run['dataset']}\t{run['status']}\t{run['items']} items")
     return 0
 
 

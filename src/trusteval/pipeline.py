@@ -26,6 +26,7 @@ from trusteval.models import BackendSettings, ModelSpec, check_spec, load_backen
 from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
+from trusteval.run_owner import record_owner, release_run
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.shards import shard_plan
@@ -134,8 +135,25 @@ async def _run_stages(
     store: Store,
     progress: ProgressSink,
 ) -> RunSummary:
-    run_id = spec.run_id
     record_run(store, spec, plan, tasks)
+    try:
+        return await _generate_score_report(spec, benchmark, plan, models, settings, tasks, store, progress)
+    except BaseException:  # Ctrl-C, a backend that gave up: the run is resumable, not running
+        release_run(store, spec.run_id)
+        raise
+
+
+async def _generate_score_report(
+    spec: RunSpec,
+    benchmark: Benchmark,
+    plan: Plan,
+    models: dict[str, ModelSpec],
+    settings: BackendSettings,
+    tasks: list[ScoringTask],
+    store: Store,
+    progress: ProgressSink,
+) -> RunSummary:
+    run_id = spec.run_id
     summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
     await generate_stage(store, plan, models, settings, progress, summary)
     items = store.run_items(run_id)
@@ -175,6 +193,7 @@ def write_report(folder: Path, tables: list[Table], run_id: str) -> Path:
 def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]) -> None:
     for task in tasks:
         store.register_scorer(task.scorer_id, task.info)
+    record_owner(store, spec.run_id)  # before the status becomes `running`: readers can tell a dead run at once
     store.begin_run(
         spec.run_id,
         benchmark=spec.benchmark,

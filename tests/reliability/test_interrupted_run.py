@@ -1,0 +1,81 @@
+"""A run whose process dies (SIGKILL here; a native crash of llama.cpp looks the same) shows as `interrupted`,
+never as `running` forever, and the next run of the same spec resumes it to `complete`."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from fault_server import FaultConfig, FaultyOpenAIServer
+from store_checks import scalar
+
+from helpers import cli_command, cli_env, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def _stored_status(store: Path) -> str | None:
+    try:
+        return scalar(store, "SELECT status FROM runs")
+    except Exception:  # not created yet
+        return None
+
+
+def _generations(store: Path) -> int:
+    try:
+        return scalar(store, "SELECT COUNT(*) FROM generations")
+    except Exception:
+        return 0
+
+
+def _kill_mid_generation(args: tuple, store: Path) -> None:
+    process = subprocess.Popen(cli_command(*args), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while _generations(store) == 0:
+            assert process.poll() is None, process.stderr.read()[-2000:]
+            assert time.monotonic() < deadline, "the run stored no answer in 120 s"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+        process.communicate()
+    assert process.returncode == -signal.SIGKILL
+
+
+def _listed_status(store: Path) -> str:
+    listed = run_cli("runs", "--store", store, "--json")
+    assert listed.returncode == 0, listed.stderr
+    (run,) = listed.json()["runs"]
+    return run["status"]
+
+
+def test_a_killed_run_shows_interrupted_then_resumes_to_complete(tmp_path, cache_dir):
+    with FaultyOpenAIServer(FaultConfig(latency_s=0.05)) as server:
+        model = f"openai:steady?base_url={server.base_url}&concurrency=2"
+        store = tmp_path / "store"
+        args = ("run", "--benchmark", "trusteval-toxicity", "--limit", "60", "--seeds", "42", "--model", model,
+                "--resamples", "50", "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress")  # fmt: skip
+        _kill_mid_generation(args, store)
+
+        assert _stored_status(store) == "running"  # what the dead process left behind
+        assert _listed_status(store) == "interrupted"
+        reported = run_cli("report", "--store", store, "--json")
+        assert reported.returncode == 0, reported.stderr
+        assert reported.json()["status"] == "interrupted"
+        assert "run the same command again to resume" in reported.stderr
+        text = run_cli("runs", "--store", store)
+        assert "\tinterrupted\t" in text.stdout
+
+        stored_before = _generations(store)
+        resumed = run_cli(*args)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    out = resumed.json()
+    assert out["reused"] == stored_before > 0
+    assert out["failed"] == 0 and out["generated"] + out["reused"] == out["requests"]
+    assert _stored_status(store) == "complete"
+    assert _listed_status(store) == "complete"
