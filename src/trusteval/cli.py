@@ -217,7 +217,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from trusteval.pipeline import report
     from trusteval.report.tables import print_tables, write_tables
-
     from trusteval.run_owner import run_status
 
     store, run_id = _open_run(args.store, args.run_id)

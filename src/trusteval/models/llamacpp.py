@@ -3,6 +3,12 @@
 Spec: `llamacpp:/path/model.gguf?n_ctx=4096&n_threads=4`, or `llamacpp:smollm2` for the embedded default.
 One model instance answers one request at a time (llama.cpp contexts are not thread-safe); each request sets
 its own sampling seed, so an answer does not depend on what ran before it.
+
+llama.cpp's "extra buffer types" (weight repacking, AMX tiles on Xeon CPUs that report AMX) are off unless the
+spec says `extra_bufts=true`: on some CPUs the AMX path dies with an illegal instruction, and on the embedded
+model they gain little (docs/performance.md). llama-cpp-python's `Llama` has no keyword for this setting (it
+silently ignores unknown keywords), so the model's default parameters are adjusted while it loads, and the
+setting the model was loaded with is checked.
 """
 
 from __future__ import annotations
@@ -10,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,27 +82,65 @@ class LlamaCppBackend:
         return {"backend": "llamacpp", "model": self.spec.identity, "file": self.path.name}
 
 
+OPTIONS = frozenset({"n_ctx", "n_threads", "extra_bufts"})
+_LOADING = threading.Lock()
+
+
+@contextmanager
+def _model_defaults(extra_bufts: bool) -> Iterator[None]:
+    """While a model loads, llama.cpp's default model parameters carry `use_extra_bufts=extra_bufts`."""
+    import llama_cpp.llama_cpp as native
+
+    if "use_extra_bufts" not in dict(native.llama_model_params._fields_):
+        raise BackendError("llamacpp: this llama-cpp-python is too old (no use_extra_bufts); install >= 0.3.15")
+    original = native.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = extra_bufts
+        return params
+
+    with _LOADING:
+        native.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            native.llama_model_default_params = original
+
+
+def load_llama(path: Path, *, n_ctx: int, n_threads: int, extra_bufts: bool = False) -> Any:
+    """A `llama_cpp.Llama` for a GGUF file, with llama.cpp's extra buffer types as asked (off by default)."""
+    from llama_cpp import Llama
+
+    with _model_defaults(extra_bufts):
+        llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False)
+    if bool(llama.model_params.use_extra_bufts) != extra_bufts:
+        raise BackendError(f"llamacpp: could not set use_extra_bufts={extra_bufts} for '{path.name}'")
+    return llama
+
+
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
+    spec.check_options(OPTIONS)
+    spec.bool_option("extra_bufts")
     resolve_gguf(spec.name)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_extra("llama-cpp-python", "llamacpp")
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
+    spec.check_options(OPTIONS)
     path = resolve_gguf(spec.name)
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise missing_extra("llama-cpp-python", "llamacpp")
+    options = {
+        "n_ctx": spec.int_option("n_ctx", 4096),
+        "n_threads": spec.int_option("n_threads", max(1, (os.cpu_count() or 2))),
+        "extra_bufts": spec.bool_option("extra_bufts", False),
+    }
     try:
-        from llama_cpp import Llama
-    except ImportError:
-        raise missing_extra("llama-cpp-python", "llamacpp") from None
-    threads = spec.int_option("n_threads", max(1, (os.cpu_count() or 2)))
-    try:
-        llama = Llama(
-            model_path=str(path),
-            n_ctx=spec.int_option("n_ctx", 4096),
-            n_threads=threads,
-            seed=0,
-            verbose=False,
-        )
+        llama = load_llama(path, **options)
+    except BackendError:
+        raise
     except Exception as exc:
         raise BackendError(f"llamacpp: cannot load '{path}': {exc}") from exc
     return LlamaCppBackend(spec, path, llama)
