@@ -1,0 +1,70 @@
+"""What a user installs: declared dependencies that are really used, the version, the license, the wheel."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from helpers import run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+IMPORT_NAMES = {"scikit-learn": "sklearn", "pyyaml": "yaml", "llama-cpp-python": "llama_cpp"}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!\[; ]", requirement, maxsplit=1)[0].lower()
+
+
+def _imported_modules() -> set[str]:
+    found: set[str] = set()
+    for path in (REPO / "src").rglob("*.py"):
+        for match in re.finditer(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", path.read_text("utf-8"), re.MULTILINE):
+            found.add(match[1])
+    return found
+
+
+@pytest.mark.parametrize("requirement", PROJECT["dependencies"] + PROJECT["optional-dependencies"]["hf"])
+def test_every_declared_dependency_is_imported_somewhere(requirement):
+    name = _name(requirement)
+    assert IMPORT_NAMES.get(name, name.replace("-", "_")) in _imported_modules(), f"{name} is never imported"
+
+
+def test_version_flag_prints_the_declared_version():
+    done = run_cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"trusteval {PROJECT['version']}"
+
+
+def test_the_license_file_is_the_apache_2_text_pyproject_declares():
+    assert PROJECT["license"] == "Apache-2.0"
+    text = (REPO / "LICENSE").read_text("utf-8")
+    assert "Apache License\n                           Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text and len(text.splitlines()) == 202
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_data_files_and_the_license(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", tmp_path, REPO],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = tmp_path.glob("trusteval-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for expected in ("trusteval/py.typed", "trusteval/data/sources.json", "trusteval/scorers/prompts/refusal_v1.txt"):
+        assert expected in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    metadata = zipfile.ZipFile(wheel).read(f"trusteval-{PROJECT['version']}.dist-info/METADATA").decode()
+    assert "License-Expression: Apache-2.0" in metadata
+    assert "Requires-Dist: sniffio" not in metadata
+    assert "Project-URL: " in metadata and "Classifier: Typing :: Typed" in metadata
