@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -70,6 +71,7 @@ def main() -> None:
             rates[mode].append(rate)
             prompt_s[mode].append(first_s)
             texts[mode].add(text)
+            print(f"repeat {repeat + 1}/{args.repeats} extra_bufts={mode}: {rate:.1f} tokens/s", file=sys.stderr)
     median = {mode: statistics.median(values) for mode, values in rates.items()}
     result = {
         "model": path.name,
@@ -77,6 +79,7 @@ def main() -> None:
         "system_info": llama_cpp.llama_print_system_info().decode().strip(),
         "cpu": platform.processor() or platform.machine(),
         "threads": args.threads,
+        "load_average_1min_at_end": round(os.getloadavg()[0], 1),
         "max_tokens": args.max_tokens,
         "repeats": args.repeats,
         "tokens_per_s_median": {mode: round(value, 1) for mode, value in median.items()},
