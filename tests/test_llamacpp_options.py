@@ -21,8 +21,8 @@ VERBOSE_LOAD = """
 import sys
 from llama_cpp import Llama
 from trusteval.models.embedded import embedded_gguf_path
-from trusteval.models.llamacpp import _model_defaults
-with _model_defaults(sys.argv[1] == "on"):
+from trusteval.models.llamacpp import model_defaults
+with model_defaults(sys.argv[1] == "on"):
     Llama(model_path=str(embedded_gguf_path()), n_ctx=128, n_threads=1, verbose=True)
 """
 

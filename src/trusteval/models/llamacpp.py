@@ -87,7 +87,7 @@ _LOADING = threading.Lock()
 
 
 @contextmanager
-def _model_defaults(extra_bufts: bool) -> Iterator[None]:
+def model_defaults(extra_bufts: bool) -> Iterator[None]:
     """While a model loads, llama.cpp's default model parameters carry `use_extra_bufts=extra_bufts`."""
     import llama_cpp.llama_cpp as native
 
@@ -112,7 +112,7 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int, extra_bufts: bool = Fa
     """A `llama_cpp.Llama` for a GGUF file, with llama.cpp's extra buffer types as asked (off by default)."""
     from llama_cpp import Llama
 
-    with _model_defaults(extra_bufts):
+    with model_defaults(extra_bufts):
         llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False)
     if bool(llama.model_params.use_extra_bufts) != extra_bufts:
         raise BackendError(f"llamacpp: could not set use_extra_bufts={extra_bufts} for '{path.name}'")
