@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from trusteval.leases import Leases
@@ -45,3 +46,27 @@ def test_a_key_answered_by_its_holder_is_not_asked_again(tmp_path) -> None:
     assert waiter.retry_foreign(KEYS[:2]) == [], "the answered key is free but stored; the other is still held"
     assert KEYS[0] in waiter.answered
     assert store.conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 1
+
+
+def test_leases_of_a_process_gone_from_this_host_end_at_once(tmp_path) -> None:
+    import asyncio
+    import socket
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    store = Store.open(tmp_path)
+    dead = f"{socket.gethostname()}:{child.pid}:deadbeef"
+    live = f"{socket.gethostname()}:{os.getpid()}:cafe"  # another Leases of a live process (this one)
+    elsewhere = f"other-host:{child.pid}:beef"  # cannot be checked from here: left to its lease time
+    for owner, key in ((dead, KEYS[0]), (live, KEYS[1]), (elsewhere, KEYS[2])):
+        store.claim([key], owner, 60.0)
+
+    async def split_after_enter() -> tuple:
+        async with Leases(store) as leases:
+            return leases.split(KEYS[:3])
+
+    mine, foreign, _ = asyncio.run(split_after_enter())
+    assert mine == [KEYS[0]]
+    assert foreign == KEYS[1:3]

@@ -2,8 +2,9 @@
 
 A process claims the keys of the requests it is about to send; a key leased to another live process is left
 to that process and waited for. A lease lasts `ttl_s` and is renewed while its owner runs, so a killed owner's
-keys become free again after at most `ttl_s`. Leases only decide who asks; answers are still written by key,
-so a lease lost in a race costs at most one duplicate call, never a duplicate row.
+keys become free again after at most `ttl_s`, or at once for a process of this host that is gone (its pid no
+longer runs), so resuming a killed run does not wait out the lease. Leases only decide who asks; answers are
+still written by key, so a lease lost in a race costs at most one duplicate call, never a duplicate row.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import suppress
 
+from trusteval.run_owner import RunOwner, owner_alive
 from trusteval.store import Store
 
 LEASE_TTL_S = 60.0
@@ -32,6 +34,7 @@ class Leases:
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Leases:
+        self.free_dead_owners()
         self._heartbeat = asyncio.create_task(self._renew_forever())
         return self
 
@@ -42,6 +45,16 @@ class Leases:
                 await self._heartbeat
         with suppress(Exception):  # a full disk must not hide the run's own error; leases expire anyway
             self.store.release(sorted(self.mine), self.owner)
+
+    def free_dead_owners(self) -> None:
+        """End the leases of owners (`host:pid:tag`) whose process is gone from this host."""
+        held: dict[str, list[str]] = {}
+        for owner, key in self.store.conn.execute("SELECT owner, key FROM leases"):
+            held.setdefault(owner, []).append(key)
+        for owner, keys in held.items():
+            host, pid, _ = [*owner.rsplit(":", 2), "", ""][:3]
+            if owner != self.owner and pid.isdigit() and owner_alive(RunOwner(int(pid), host, None)) is False:
+                self.store.release(keys, owner)
 
     async def _renew_forever(self) -> None:
         while True:
