@@ -17,6 +17,15 @@ from typing import Any
 from trusteval.commands import COMMAND_MODULES
 from trusteval.errors import TrustEvalError
 from trusteval.jsonout import print_json
+from trusteval.safetext import console_text, one_line
+
+EXIT_COMPLETE = 0
+EXIT_INCOMPLETE = 3  # the run is stored but some answers or scores failed: run the same command again
+EXIT_CODES_HELP = (
+    "exit status: 0 the run is complete; 2 bad input (flag, run spec, data file, model), nothing written; "
+    "3 the run is stored but incomplete (some generations or scores failed; run the same command again to "
+    "retry them); 130 interrupted (everything finished is stored)"
+)
 
 RUN_FLAGS = (
     # (flag, dest, type, help)
@@ -61,7 +70,7 @@ STATUS_NOTES = {
 
 
 def _run_parser(commands: Any) -> None:
-    run = commands.add_parser("run", help="evaluate models on a benchmark (resumable)")
+    run = commands.add_parser("run", help="evaluate models on a benchmark (resumable)", epilog=EXIT_CODES_HELP)
     run.add_argument("--spec", help="YAML run spec; flags override its keys")
     run.add_argument("--model", dest="models", action="append", help="model spec; repeat for several models")
     run.add_argument("--seeds", help="comma-separated generation seeds (default 42,43,44)")
@@ -173,7 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_json(summary.as_json())
     else:
         _print_summary(summary)
-    return 0
+    return EXIT_COMPLETE if summary.status == "complete" else EXIT_INCOMPLETE
 
 
 def _print_summary(summary: Any) -> None:
@@ -184,13 +193,16 @@ def _print_summary(summary: Any) -> None:
     console = Console()
     print_tables(summary.tables, console)
     for note in summary.notes:
-        console.print(f"[dim]{note}[/dim]")
-    console.print(
-        f"run {summary.run_id}: {summary.generated} generated, {summary.reused} reused, "
+        console.print(console_text(note, style="dim"))
+    counts = (
+        f"run {summary.run_id} ({summary.status}): {summary.generated} generated, {summary.reused} reused, "
         f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored, "
         f"{summary.unparsed} unparsed"
     )
-    console.print(f"tables written to {summary.report_dir}")
+    console.print(console_text(counts))
+    console.print(console_text(f"tables written to {summary.report_dir}"))
+    if summary.status != "complete":
+        console.print(console_text("the run is incomplete: run the same command again to retry what failed"))
 
 
 def _open_run(store_folder: str | None, run_id: str | None) -> tuple[Any, str]:
@@ -215,6 +227,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
+    from trusteval.errors import UsageError
     from trusteval.pipeline import report
     from trusteval.report.tables import print_tables, write_tables
     from trusteval.run_owner import run_status
@@ -234,10 +247,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.out:
         from trusteval.pipeline import plot_notes
 
-        write_tables(results.tables, Path(args.out))
-        for note in plot_notes(results.metrics, Path(args.out)):
-            print(note, file=sys.stderr)
+        try:
+            write_tables(results.tables, Path(args.out))
+            notes = plot_notes(results.metrics, Path(args.out))
+        except OSError as exc:
+            raise UsageError(f"flag --out: cannot write the tables to '{args.out}': {_os_reason(exc)}") from None
+        for note in notes:
+            print(one_line(note), file=sys.stderr)
     return 0
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -246,14 +267,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     store, run_id = _open_run(args.store, args.run_id)
     try:
         if args.output:
-            with open(args.output, "w", encoding="utf-8", newline="") as handle:
-                count = export_rows(store, run_id, handle, args.format)
-            print(f"wrote {count} rows of run {run_id} to {args.output}", file=sys.stderr)
+            count = _export_to_file(store, run_id, args.output, args.format)
+            print(one_line(f"wrote {count} rows of run {run_id} to {args.output}"), file=sys.stderr)
         else:
             export_rows(store, run_id, sys.stdout, args.format)
     finally:
         store.close()
     return 0
+
+
+def _export_to_file(store: Any, run_id: str, path: str, fmt: str) -> int:
+    from trusteval.errors import UsageError
+    from trusteval.report.export import export_rows
+
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            return export_rows(store, run_id, handle, fmt)
+    except OSError as exc:
+        raise UsageError(f"flag --output: cannot write '{path}': {_os_reason(exc)}") from None
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -264,7 +295,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     folder = _store_folder(args.store)
     if not (Path(folder) / STORE_FILENAME).is_file():
-        print(f"no store in '{folder}'", file=sys.stderr)
+        print(one_line(f"no store in '{folder}'"), file=sys.stderr)
         return 1
     store = Store.open_read_only(folder)
     try:
@@ -275,7 +306,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print_json({"store": folder, "runs": runs})
         return 0
     for run in runs:
-        print(f"{run['run_id']}\t{run['benchmark']}\t{run['dataset']}\t{run['status']}\t{run['items']} items")
+        fields = (run["run_id"], run["benchmark"], run["dataset"], run["status"], f"{run['items']} items")
+        print("\t".join(one_line(str(f)) for f in fields))
     return 0
 
 
@@ -301,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except TrustEvalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # the reader went away (e.g. `| head`); not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -53,12 +53,14 @@ class RunSummary:
     tables: list[Table] = field(default_factory=list)
     report_dir: str = ""
     notes: tuple[str, ...] = ()
+    status: str = "running"  # "complete", or "incomplete" when a generation or a score failed
 
     def as_json(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "benchmark": self.benchmark,
             "dataset": self.dataset,
+            "status": self.status,
             "requests": self.requests,
             "generated": self.generated,
             "reused": self.reused,
@@ -163,7 +165,8 @@ async def _generate_score_report(
     summary.metrics, summary.tables = results.metrics, results.tables
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
-    store.finish_run(run_id, "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete")
+    summary.status = "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete"
+    store.finish_run(run_id, summary.status)
     report_dir = write_report(spec.store_path() / "reports" / run_id, results.tables, run_id)
     summary.report_dir = str(report_dir)
     summary.notes += plot_notes(results.metrics, report_dir)

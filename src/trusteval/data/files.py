@@ -17,6 +17,7 @@ from trusteval.errors import DataError
 
 MAX_FIELD_CHARS = 1_000_000
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+UTF8_BOM = b"\xef\xbb\xbf"
 Record = tuple[int, dict[str, Any]]
 
 
@@ -30,12 +31,17 @@ def read_text(path: Path) -> str:
         raise DataError(path, "the file is empty")
     if raw.startswith(UTF16_BOMS):
         raise DataError(path, "the file is UTF-16 (it starts with a UTF-16 byte order mark); re-save it as UTF-8")
+    body = raw.removeprefix(UTF8_BOM)  # decoded apart, so error offsets count from the file's first byte
+    offset = len(raw) - len(body)
     try:
-        text = raw.decode("utf-8-sig")
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        start = offset + exc.start
+        line = raw[:start].count(b"\n") + 1
         raise DataError(
-            path, f"not UTF-8 (byte 0x{raw[exc.start]:02x}); re-save the file as UTF-8", line=line
+            path,
+            f"not UTF-8 (byte 0x{raw[start]:02x} at offset {start:,}); re-save the file as UTF-8",
+            line=line,
         ) from None
     nul = text.find("\x00")
     if nul >= 0:
@@ -102,26 +108,54 @@ def _jsonl(path: Path, text: str) -> Iterator[Record]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=number) from None
+        row = parse_json(path, line, number)
         if not isinstance(row, dict):
             raise DataError(path, f"expected a JSON object, found {type(row).__name__}", line=number)
+        _check_text_values(path, number, row)
         yield number, row
 
 
 def _json(path: Path, text: str) -> list[Record]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+    data = parse_json(path, text, None)
     if not isinstance(data, list):
         raise DataError(path, "expected a JSON array of objects")
     for index, row in enumerate(data):
         if not isinstance(row, dict):
             raise DataError(path, f"item {index} is {type(row).__name__}, expected an object")
+        _check_text_values(path, index + 1, row)
     return [(index + 1, row) for index, row in enumerate(data)]
+
+
+def parse_json(path: Path, text: str, line: int | None = None) -> Any:
+    """json.loads, with its other failures (nesting past the recursion limit, integers past Python's
+    4,300-digit conversion limit) reported like a syntax error instead of escaping as a traceback."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f" at column {exc.colno}" if line is not None else ""
+        raise DataError(path, f"not valid JSON ({exc.msg}{where})", line=line or exc.lineno) from None
+    except RecursionError:
+        raise DataError(path, "not usable JSON: nested too deeply", line=line) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion: ..."
+        problem = "a number has more than 4,300 digits" if "digits" in str(exc) else str(exc)[:200]
+        raise DataError(path, f"not usable JSON: {problem}", line=line) from None
+
+
+def _check_text_values(path: Path, line: int, row: dict[str, Any]) -> None:
+    """A JSON escape can encode half of a UTF-16 pair ("\\ud800"), which is no text: it cannot be stored,
+    printed or written as UTF-8, so it is refused here, with its field, before anything is written."""
+    for name, value in row.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        for part, what in ((name, "the field name"), (text, "the value")):
+            try:
+                part.encode("utf-8")
+            except UnicodeEncodeError:
+                raise DataError(
+                    path,
+                    f"{what} holds a lone UTF-16 surrogate escape (such as \\ud800), which is not text",
+                    line=line,
+                    field=name.encode("utf-8", "backslashreplace").decode("utf-8"),
+                ) from None
 
 
 def _delimited(path: Path, text: str, delimiter: str) -> list[Record]:
@@ -153,6 +187,7 @@ def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> I
     csv.field_size_limit(MAX_FIELD_CHARS * 16)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
     row_start = 1
+    lines: list[str] = []  # the physical lines, split only when a record spans several
     try:
         header = next(reader, None)
         if header is None:
@@ -168,6 +203,9 @@ def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> I
                 continue
             if len(row) != len(header):
                 raise DataError(path, f"expected {len(header)} fields as in the header, found {len(row)}", line=number)
+            if number > row_start:
+                lines = lines or io.StringIO(text, newline="").readlines()
+                _refuse_merged_rows(path, lines[row_start - 1 : number], row_start, header, row, delimiter)
             yield number, dict(zip(header, row, strict=True))
             row_start = number + 1
     except csv.Error as exc:
@@ -176,6 +214,24 @@ def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> I
         if strict and "field larger than field limit" not in str(exc):
             raise _StrictComplaint(str(exc)) from None
         raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
+
+
+def _refuse_merged_rows(
+    path: Path, lines: list[str], first: int, header: list[str], row: list[str], delimiter: str
+) -> None:
+    """A quoted field may hold line breaks, but when every line it spans is a complete row on its own, a stray
+    quote has most likely joined rows into one field, and the rows after it would be lost without a word."""
+    last = first + len(lines) - 1
+    unquoted = csv.reader((line.rstrip("\r\n") for line in lines), delimiter=delimiter, quoting=csv.QUOTE_NONE)
+    if all(len(fields) == len(header) for fields in unquoted):
+        field = next((name for name, cell in zip(header, row, strict=True) if "\n" in cell or "\r" in cell), None)
+        raise DataError(
+            path,
+            f'a quoted field runs on to line {last} and each line it spans is a complete row by itself: a stray " '
+            "probably merged these rows (the later ones would be lost); fix the quote",
+            line=first,
+            field=field,
+        )
 
 
 def _read_parquet(path: Path) -> list[Record]:

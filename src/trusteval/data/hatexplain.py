@@ -18,14 +18,13 @@ Spec options: `split`, `targets=annotators|union`, `mapping=<file.json>` (a JSON
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from trusteval.data import LoadedDataset
-from trusteval.data.files import read_json_lines, read_records, read_text, require_columns
+from trusteval.data.files import parse_json, read_json_lines, read_records, read_text, require_columns
 from trusteval.data.sources import DataContext, dataset_file, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.records import NON_TOXIC, TOXIC, Prompt, content_hash
@@ -69,10 +68,7 @@ def class_mapping(spec: Spec) -> dict[str, str]:
 
 
 def _mapping_file(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+    data = parse_json(path, read_text(path))
     if not isinstance(data, dict):
         raise DataError(path, "expected a JSON object mapping a target community to an attribute class")
     return _checked(data, str(path))
@@ -162,10 +158,10 @@ def read_csv_train(csv_path: Path, divisions: Path) -> list[Post]:
 
 
 def _division(path: Path, split: str) -> list[str]:
+    divisions = parse_json(path, read_text(path))
     try:
-        divisions = json.loads(read_text(path))
         return [str(i) for i in divisions[split]]
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise DataError(path, f"expected a JSON object with a list of '{split}' post ids") from None
 
 

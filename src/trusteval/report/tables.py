@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from trusteval.metrics.stats import Estimate
+from trusteval.safetext import console_text, latex_text, markdown_text
 
 Cell = str | int | float | Estimate | None
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -72,20 +73,15 @@ def _rows_as_text(table: Table) -> list[list[str]]:
 
 
 def to_markdown(table: Table) -> str:
-    lines = [f"**{table.title}**", ""]
-    lines.append("| " + " | ".join(table.columns) + " |")
+    lines = [f"**{markdown_text(table.title)}**", ""]
+    lines.append("| " + " | ".join(markdown_text(c) for c in table.columns) + " |")
     lines.append("|" + "|".join(" --- " for _ in table.columns) + "|")
     for row in _rows_as_text(table):
-        lines.append("| " + " | ".join(markdown_cell(cell) for cell in row) + " |")
+        lines.append("| " + " | ".join(markdown_text(cell) for cell in row) + " |")
     if table.notes:
         lines.append("")
-        lines.extend(f"- {note}" for note in table.notes)
+        lines.extend(f"- {markdown_text(note)}" for note in table.notes)
     return "\n".join(lines) + "\n"
-
-
-def markdown_cell(text: str) -> str:
-    """A cell on one line (a line break would end the table row) with its pipes escaped."""
-    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def safe_spreadsheet_cell(value: str) -> str:
@@ -130,30 +126,20 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}"}
-
-
-def latex_escape(text: str) -> str:
-    text = text.replace("\\", r"\textbackslash{}")
-    for char, escaped in LATEX_SPECIAL.items():
-        text = text.replace(char, escaped)
-    return text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
-
-
 def to_latex(table: Table) -> str:
     spec = "l" + "r" * (len(table.columns) - 1)
     lines = [
         r"\begin{table}[t]",
         r"\centering",
-        rf"\caption{{{latex_escape(table.title)}}}",
+        rf"\caption{{{latex_text(table.title)}}}",
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
-        " & ".join(latex_escape(c) for c in table.columns) + r" \\",
+        " & ".join(latex_text(c) for c in table.columns) + r" \\",
         r"\midrule",
     ]
-    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in _rows_as_text(table)]
+    lines += [" & ".join(latex_text(c) for c in row) + r" \\" for row in _rows_as_text(table)]
     lines += [r"\bottomrule", r"\end{tabular}"]
-    lines += [rf"\par\footnotesize {latex_escape(note)}" for note in table.notes]
+    lines += [rf"\par\footnotesize {latex_text(note)}" for note in table.notes]
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
@@ -171,18 +157,19 @@ def write_tables(tables: Sequence[Table], folder: Path, formats: Sequence[str] =
 
 
 def print_tables(tables: Sequence[Table], console: Any) -> None:
-    """Render to a rich Console (stderr or stdout, the caller decides)."""
+    """Render to a rich Console (stderr or stdout, the caller decides). Every text is shown literally: a
+    dataset's class name or a server's message is neither Rich markup nor a terminal escape sequence."""
     from rich.table import Table as RichTable
 
     for table in tables:
-        rich_table = RichTable(title=table.title, title_justify="left")
+        rich_table = RichTable(title=console_text(table.title), title_justify="left")
         for index, column in enumerate(table.columns):
-            rich_table.add_column(column, justify="left" if index == 0 else "right")
+            rich_table.add_column(console_text(column), justify="left" if index == 0 else "right")
         for row in _rows_as_text(table):
-            rich_table.add_row(*row)
+            rich_table.add_row(*(console_text(cell) for cell in row))
         console.print(rich_table)
         for note in table.notes:
-            console.print(f"  [dim]{note}[/dim]")
+            console.print(console_text("  " + note, style="dim"))
         console.print()
 
 
