@@ -173,3 +173,14 @@ def test_default_model_is_roberta_base_cold_for_chinese() -> None:
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="no model folder at"):
         scorer_for(tmp_path / "nothing-here")
+
+
+def test_remote_code_message_names_only_what_a_scorer_accepts(tiny_bert_classifier_dir: Path, tmp_path) -> None:
+    folder = shutil.copytree(tiny_bert_classifier_dir, tmp_path / "remote-code")
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {"AutoConfig": "custom.CustomConfig"}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(BackendError) as refused:
+        scorer_for(folder)
+    assert "trust_remote_code=1" in str(refused.value)
+    assert "--trust-remote-code" not in str(refused.value), "scorers take no --trust-remote-code flag"

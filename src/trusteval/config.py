@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -26,6 +26,18 @@ TRUSTGPT_SEEDS = (42,)
 FLAG_NAMES = {"models": "--model", "timeout_s": "--timeout"}  # fields whose flag is not --<field>
 SECRET_OPTIONS = frozenset({"api_key", "key", "token", "password", "secret", "access_token"})
 
+# Bounds of the numeric fields, checked before anything is written: a value outside them is a typo or would
+# make every request fail (temperature inf), hang the run (1e12 bootstrap resamples) or exhaust memory
+# (20,000 connections). Seeds are 32-bit, as numpy and the backends take them.
+MAX_SEED = 2**32 - 1
+MAX_TEMPERATURE = 2.0
+MAX_NEW_TOKENS = 131_072
+MAX_CONCURRENCY = 1024
+MAX_TIMEOUT_S = 86_400.0
+MAX_RETRIES = 100
+MAX_RESAMPLES = 100_000
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
 # Fields that change how a run executes, not what it computes: they stay out of the run id.
 OPERATIONAL_FIELDS = frozenset(
     {"store", "concurrency", "timeout_s", "max_retries", "data_dir", "download", "resamples", "cache_dir", "shard"}
@@ -33,17 +45,17 @@ OPERATIONAL_FIELDS = frozenset(
 
 
 class RunSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     benchmark: str
     models: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
     dataset: str | None = None
     limit: int | None = Field(default=None, ge=1)
-    sample_seed: int = 0
-    seeds: list[int] = Field(default_factory=lambda: list(TRUSTEVAL_SEEDS), min_length=1)
-    temperature: float = Field(default=0.7, ge=0.0)
+    sample_seed: Seed = 0
+    seeds: list[Seed] = Field(default_factory=lambda: list(TRUSTEVAL_SEEDS), min_length=1)
+    temperature: float = Field(default=0.7, ge=0.0, le=MAX_TEMPERATURE)
     top_p: float = Field(default=0.9, gt=0.0, le=1.0)
-    max_new_tokens: int = Field(default=512, ge=1)
+    max_new_tokens: int = Field(default=512, ge=1, le=MAX_NEW_TOKENS)
     template: str = "{text}"
     scorer: str | None = None
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -52,10 +64,10 @@ class RunSpec(BaseModel):
     judge: str | None = None
     per_category: int | None = Field(default=None, ge=1)
     options: dict[str, str] = Field(default_factory=dict)
-    concurrency: int = Field(default=8, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    resamples: int = Field(default=1000, ge=10)
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    timeout_s: float = Field(default=120.0, gt=0, le=MAX_TIMEOUT_S)
+    max_retries: int = Field(default=6, ge=0, le=MAX_RETRIES)
+    resamples: int = Field(default=1000, ge=10, le=MAX_RESAMPLES)
     store: str = DEFAULT_STORE
     data_dir: str | None = None
     cache_dir: str | None = None
@@ -161,6 +173,8 @@ def yaml_source(path: str | Path) -> tuple[dict[str, Any], dict[str, int]]:
         raise UsageError(f"run spec '{path}': cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise UsageError(f"run spec '{path}': not UTF-8 text") from None
+    except RecursionError:
+        raise UsageError(f"run spec '{path}': nested too deeply to be a run spec") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark else ""

@@ -90,9 +90,11 @@ class Spec:
     def check_options(self, allowed: set[str] | frozenset[str]) -> None:
         unknown = sorted(set(self.options) - set(allowed))
         if unknown:
+            from trusteval.registry import did_you_mean
+
             raise UsageError(
-                f"spec '{self.raw}': unknown option(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(allowed)) or 'none'}"
+                f"spec '{self.raw}': unknown option(s) {', '.join(unknown)}.{did_you_mean(unknown[0], sorted(allowed))} "
+                f"Known: {', '.join(sorted(allowed)) or 'none'}"
             )
 
     def _typed(self, key: str, default: Any, kind: type) -> Any:

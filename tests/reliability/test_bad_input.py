@@ -34,7 +34,7 @@ COLD_MIRROR_CASES = [
     ("blank_lines.csv", ": the file is empty"),
     ("cold_header_only.csv", ": the file has no rows"),
     ("cold_duplicate_column.csv", "line 1: duplicate column name(s): ['label']"),
-    ("cold_mixed_encoding.csv", "line 3: not UTF-8 (byte 0xd5); re-save the file as UTF-8"),
+    ("cold_mixed_encoding.csv", "line 3: not UTF-8 (byte 0xd5 at offset 72); re-save the file as UTF-8"),
     ("cold_nul_byte.csv", "line 3: contains a NUL byte"),
     ("cold_utf16.csv", ": the file is UTF-16"),
     ("cold_unclosed_quote.csv", "line 3: a quoted field is never closed"),
@@ -168,3 +168,69 @@ def test_an_extra_column_in_the_header_is_ignored(tmp_path, data_dir):
     mirror = _mirror_with(tmp_path, BROKEN / "cold_valid_extra_column.csv", data_dir)
     prompts = load_dataset("cold", DataContext(data_dir=mirror)).prompts
     assert [(p.text, p.label, p.category) for p in prompts] == [("第一句测试文本", 0, "race")]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+MADE_JSON_CASES = [
+    # (case, file name, content, where the file goes, expected message after the path)
+    ("deeply nested JSONL", "deep.jsonl", '{"text": "a", "label": 0, "x": ' + DEEP + "}\n", "file",
+     "line 1: not usable JSON: nested too deeply"),
+    ("deeply nested JSON array", "deep.json", '[{"text": "a", "label": 0, "x": ' + DEEP + "}]", "file",
+     ": not usable JSON: nested too deeply"),
+    ("deeply nested replay line", "deep_answers.jsonl", '{"prompt": "a", "response": ' + DEEP + "}\n", "replay",
+     "line 1: not usable JSON: nested too deeply"),
+    ("integer of 5,000 digits", "big_int.jsonl", '{"text": "a", "label": ' + "9" * 5000 + "}\n", "file",
+     "line 1: not usable JSON: a number has more than 4,300 digits"),
+    ("lone surrogate in a text", "surrogate.jsonl", '{"text": "a\\ud800b", "label": 0}\n', "file",
+     "line 1, field 'text': the value holds a lone UTF-16 surrogate escape"),
+    ("lone surrogate in an answer", "surrogate_answers.jsonl", '{"prompt": "a", "response": "\\udfff"}\n', "replay",
+     "line 1, field 'response': the value holds a lone UTF-16 surrogate escape"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "name", "content", "role", "expected"), MADE_JSON_CASES,
+                         ids=[c[0] for c in MADE_JSON_CASES])  # fmt: skip
+def test_json_that_python_cannot_hold_is_refused(tmp_path, capsys, figures, case, name, content, role, expected):
+    path = tmp_path / name
+    path.write_text(content, "utf-8")
+    flag = ("--model", f"replay:{path}") if role == "replay" else ("--dataset", f"file:{path}?lang=zh")
+    error = _refused(tmp_path, capsys, *flag)
+    assert f"{path}{expected}" in error or f"{path}, {expected}" in error, error
+    assert len(error) < 500
+    _record(figures, case, True)
+
+
+def test_a_bad_byte_after_a_bom_is_reported_at_its_own_line_and_offset(tmp_path, capsys, monkeypatch, data_dir):
+    body = b",split,topic,label,TEXT\n0,test,race,0,ok\n\xff1,test,race,0,bad\n"
+    test_csv = tmp_path / "bom_bad_byte.csv"
+    test_csv.write_bytes(b"\xef\xbb\xbf" + body)
+    monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(_mirror_with(tmp_path, test_csv, data_dir)))
+    error = _refused(tmp_path, capsys)
+    offset = 3 + body.index(b"\xff")
+    assert f"cold/test.csv, line 3: not UTF-8 (byte 0xff at offset {offset})" in error, error
+
+
+def test_a_stray_quote_that_merges_two_rows_is_refused(tmp_path, capsys, monkeypatch, data_dir, figures):
+    test_csv = tmp_path / "stray_quote.csv"
+    test_csv.write_text(
+        ',split,topic,label,TEXT\n0,test,race,0,"他说你好\n1,test,gender,1,第二行"\n2,test,region,0,第三行\n', "utf-8"
+    )
+    monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(_mirror_with(tmp_path, test_csv, data_dir)))
+    error = _refused(tmp_path, capsys)
+    assert "cold/test.csv, line 2, field 'TEXT': a quoted field runs on to line 3" in error, error
+    _record(figures, "cold mirror: a stray quote merging two rows", True)
+
+
+def test_a_quoted_field_with_a_real_line_break_still_loads(tmp_path, data_dir):
+    test_csv = tmp_path / "multi_line.csv"
+    test_csv.write_text(',split,topic,label,TEXT\n0,test,race,0,"第一行\n还是第一条"\n2,test,region,0,第三行\n', "utf-8")
+    prompts = load_dataset("cold", DataContext(data_dir=_mirror_with(tmp_path, test_csv, data_dir))).prompts
+    assert [p.text for p in prompts] == ["第一行\n还是第一条", "第三行"]
+
+
+def test_a_data_error_is_one_line_without_escape_sequences(tmp_path, capsys, figures):
+    path = tmp_path / "hostile_label.jsonl"
+    path.write_text('{"text": "a", "label": "\\u001b]0;pwned\\u0007\\u001b[2J\\nsecond line"}\n', "utf-8")
+    error = _refused(tmp_path, capsys, "--dataset", f"file:{path}?lang=zh")
+    assert "\x1b" not in error and "\x07" not in error and "field 'label'" in error, repr(error)
+    _record(figures, "escape sequences in an error message", True)

@@ -6,12 +6,27 @@ import asyncio
 from collections.abc import Sequence
 
 from trusteval.benchmarks.base import Inputs, ScoringTask
+from trusteval.config import FLAG_NAMES, RunSpec
 from trusteval.errors import UsageError
+from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import Outcome, ScorerContext, TextScorer
 from trusteval.store import RunItem
 
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
+
+
+def refuse_options(spec: RunSpec, benchmark: str) -> None:
+    """The TrustEval benchmarks take no --option: one given would silently do nothing. The suggestion names
+    the run flag it most resembles (`--option limit=5` is `--limit 5`)."""
+    if not spec.options:
+        return
+    key = sorted(spec.options)[0]
+    flags = [FLAG_NAMES.get(f, "--" + f.replace("_", "-")) for f in RunSpec.model_fields if f != "options"]
+    raise UsageError(
+        f"{benchmark} takes no --option, but got '{key}'.{did_you_mean('--' + key.replace('_', '-'), flags)} "
+        "Its settings are the run flags (trusteval run --help)"
+    )
 
 
 def default_toxicity_scorer(languages: set[str]) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
+from trusteval.benchmarks.common import refuse_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
 from trusteval.data.sources import DataContext
@@ -72,6 +73,7 @@ class TrustEvalAvoidance:
     default_dataset = "cold"
 
     def __init__(self, spec: RunSpec) -> None:
+        refuse_options(spec, self.name)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
         self.per_category = spec.per_category or DEFAULT_PER_CATEGORY

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
-from trusteval.benchmarks.common import load_toxicity_scorer, text_task
+from trusteval.benchmarks.common import refuse_options, load_toxicity_scorer, text_task
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
@@ -127,6 +127,7 @@ class TrustEvalToxicity:
     default_dataset = "cold"
 
     def __init__(self, spec: RunSpec) -> None:
+        refuse_options(spec, self.name)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
 

@@ -72,5 +72,7 @@ def describe_dataset(raw: str, context: Any) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    print(describe_dataset(args.dataset, data_context(args, os.environ)))
+    from trusteval.safetext import strip_controls
+
+    print(strip_controls(describe_dataset(args.dataset, data_context(args, os.environ))))
     return 0

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trusteval.safetext import one_line
+
 RESERVED_COLUMNS = ("prompt", "response", "id")
 LABEL_VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
@@ -196,4 +198,4 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
 
     table = validation_table({result["label"]: validation_from_dict(result["validation"])})
     print_tables([table], Console())
-    print(f"{result['judge_calls']} judge calls; stored as {result['validation_id']}", file=sys.stderr)
+    print(one_line(f"{result['judge_calls']} judge calls; stored as {result['validation_id']}"), file=sys.stderr)

@@ -84,11 +84,12 @@ def _print_report(report: Any, run_id: str) -> None:
     from rich.console import Console
 
     from trusteval.report.tables import print_tables
+    from trusteval.safetext import console_text
     from trusteval.scorers.validation import report_tables
 
     console = Console()
     print_tables(report_tables(report), console)
-    console.print(f"stored as {run_id}")
+    console.print(console_text(f"stored as {run_id}"))
 
 
 def cmd_show(args: argparse.Namespace) -> int:

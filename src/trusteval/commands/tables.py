@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import Any
 
+from trusteval.safetext import one_line
+
 FORMATS = ("md", "csv", "tex")
 
 
@@ -88,7 +90,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
         from trusteval.report.tables import print_tables
 
         print_tables(collected.tables, Console())
-    print(f"{len(written)} table files written to {out}", file=sys.stderr)
+    print(one_line(f"{len(written)} table files written to {out}"), file=sys.stderr)
     return 0
 
 

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trusteval.safetext import one_line
+
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
 
 
@@ -74,11 +76,11 @@ def cmd_translate(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome)
     else:
-        print(_summary(outcome))
+        print(one_line(_summary(outcome)))
     if result.failed:
         first = next(iter(result.failed.items()))
-        print(f"{len(result.failed)} translation(s) failed (first: {first[0]}: {first[1]}); "
-              "run the same command again to retry them", file=sys.stderr)  # fmt: skip
+        print(one_line(f"{len(result.failed)} translation(s) failed (first: {first[0]}: {first[1]}); "
+                       "run the same command again to retry them"), file=sys.stderr)  # fmt: skip
         return 1
     return 0
 

@@ -72,7 +72,12 @@ class TranslationResult:
 def template_for(target_lang: str, template_file: str | None) -> tuple[str, str]:
     """(template, version): a user's file (version = its sha256 prefix) or the built-in one for the language."""
     if template_file:
-        text = Path(template_file).read_text("utf-8")
+        try:
+            text = Path(template_file).read_text("utf-8")
+        except OSError as exc:
+            raise UsageError(f"flag --template-file: cannot read '{template_file}': {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"flag --template-file: '{template_file}' is not UTF-8 text") from None
         if "{text}" not in text:
             raise UsageError(f"template '{template_file}' must contain {{text}}, where the source text goes")
         return text, f"file:{Path(template_file).name}@{hashlib.sha256(text.encode()).hexdigest()[:12]}"

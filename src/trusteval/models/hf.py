@@ -87,10 +87,11 @@ def from_pretrained(loader: Any, source: str, what: str, who: str = "hf", **kwar
 def load_error(source: str, what: str, exc: Exception, who: str) -> BackendError:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "trust_remote_code" in str(exc) or "custom code" in str(exc):
+        flag = " (or --trust-remote-code)" if who == "hf" else ""  # scorers take only the spec option
         return BackendError(
             f"{who}: '{source}' needs Python code shipped with the model (auto_map in its config) and "
-            "trusteval does not run such code unless told to: add trust_remote_code=1 to the spec "
-            "(or --trust-remote-code) only if you trust its author"
+            f"trusteval does not run such code unless told to: add trust_remote_code=1 to the spec{flag} "
+            "only if you trust its author"
         )
     hint = ""
     if not Path(source).is_dir():
@@ -396,17 +397,21 @@ def torch_dtype(torch: Any, spec: ModelSpec) -> tuple[str, Any]:
 
 
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
-    """Before a run writes anything: options valid, transformers installed, and the model's config loadable
-    without running its code (a folder that needs trust_remote_code is refused here, not mid-run)."""
+    """Before a run writes anything: options valid, transformers installed, and the model's config and
+    tokenizer loadable without running their code (a folder that needs trust_remote_code, or whose tokenizer
+    is broken or has no padding token, is refused here, not after the run is recorded). The weights are
+    loaded only by `create`: they are the slow part."""
     spec.check_options(OPTIONS)
     positive_option(spec, "batch_size", 16)
     if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
         raise missing_extra("transformers", "hf")
     source = resolve_source(spec.name)
-    from transformers import AutoConfig
+    from transformers import AutoConfig, AutoTokenizer
 
     trust = settings.trust_remote_code or spec.bool_option("trust_remote_code")
-    from_pretrained(AutoConfig, source, "config", revision=spec.option("revision"), trust_remote_code=trust)
+    shared: dict[str, Any] = {"revision": spec.option("revision"), "trust_remote_code": trust}
+    from_pretrained(AutoConfig, source, "config", **shared)
+    set_left_padding(from_pretrained(AutoTokenizer, source, "tokenizer", **shared), source)
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> HFBackend:

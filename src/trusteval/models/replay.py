@@ -75,7 +75,11 @@ def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
     create(spec, settings)
 
 
+OPTIONS = frozenset({"prompt_field", "response_field", "seed_field"})
+
+
 def create(spec: ModelSpec, settings: BackendSettings) -> ReplayBackend:
+    spec.check_options(OPTIONS)
     answers = load_answers(
         Path(spec.name).expanduser(),
         spec.option("prompt_field", "prompt") or "prompt",
