@@ -229,8 +229,9 @@ def test_a_quoted_field_with_a_real_line_break_still_loads(tmp_path, data_dir):
 
 
 def test_a_data_error_is_one_line_without_escape_sequences(tmp_path, capsys, figures):
-    path = tmp_path / "hostile_label.jsonl"
-    path.write_text('{"text": "a", "label": "\\u001b]0;pwned\\u0007\\u001b[2J\\nsecond line"}\n', "utf-8")
+    path = tmp_path / "answers\x1b]0;pwned\x07\x1b[2J\nsecond line.jsonl"  # the message names the file as given
+    path.write_text('{"text": "a", "label": "maybe"}\n', "utf-8")
     error = _refused(tmp_path, capsys, "--dataset", f"file:{path}?lang=zh")
     assert "\x1b" not in error and "\x07" not in error and "field 'label'" in error, repr(error)
+    assert "answers]0;pwned[2J second line.jsonl" in error
     _record(figures, "escape sequences in an error message", True)

@@ -15,7 +15,7 @@ import json
 import pytest
 from rich.console import Console
 
-from helpers import run_cli
+from helpers import cli_env, run_cli
 from trusteval.report.tables import Table, print_tables, to_latex, to_markdown
 from trusteval.safetext import latex_text, markdown_text, one_line, strip_controls
 
@@ -87,12 +87,13 @@ def _write_inputs(folder):
 def test_hostile_class_names_reach_console_and_documents_inert(tmp_path, cache_dir, figures):
     data, answers = _write_inputs(tmp_path)
     store, tables = tmp_path / "ws", tmp_path / "tables"
+    wide = cli_env(COLUMNS="400")  # no cell wrapped, so each class name shows on one line
     run = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
                   "--model", f"replay:{answers}", "--seeds", "42", "--store", store, "--cache-dir", cache_dir,
-                  "--resamples", "100", "--no-progress")  # fmt: skip
+                  "--resamples", "100", "--no-progress", env=wide)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr
-    report = run_cli("report", "--store", store, "--out", tables)
+    report = run_cli("report", "--store", store, "--out", tables, env=wide)
     assert report.returncode == 0, report.stderr[-3000:]
     for output in (run.stdout, run.stderr, report.stdout, report.stderr):
         _assert_no_controls(output)
