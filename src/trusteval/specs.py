@@ -92,8 +92,9 @@ class Spec:
         if unknown:
             from trusteval.registry import did_you_mean
 
+            suggestion = did_you_mean(unknown[0], sorted(allowed))
             raise UsageError(
-                f"spec '{self.raw}': unknown option(s) {', '.join(unknown)}.{did_you_mean(unknown[0], sorted(allowed))} "
+                f"spec '{self.raw}': unknown option(s) {', '.join(unknown)}.{suggestion} "
                 f"Known: {', '.join(sorted(allowed)) or 'none'}"
             )
 

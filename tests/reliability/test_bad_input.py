@@ -223,7 +223,9 @@ def test_a_stray_quote_that_merges_two_rows_is_refused(tmp_path, capsys, monkeyp
 
 def test_a_quoted_field_with_a_real_line_break_still_loads(tmp_path, data_dir):
     test_csv = tmp_path / "multi_line.csv"
-    test_csv.write_text(',split,topic,label,TEXT\n0,test,race,0,"第一行\n还是第一条"\n2,test,region,0,第三行\n', "utf-8")
+    test_csv.write_text(
+        ',split,topic,label,TEXT\n0,test,race,0,"第一行\n还是第一条"\n2,test,region,0,第三行\n', "utf-8"
+    )
     prompts = load_dataset("cold", DataContext(data_dir=_mirror_with(tmp_path, test_csv, data_dir))).prompts
     assert [p.text for p in prompts] == ["第一行\n还是第一条", "第三行"]
 

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from helpers import cli_env, run_cli
-from trusteval.report.tables import Table, print_tables, to_latex, to_markdown
+from trusteval.report.tables import Table, print_tables
 from trusteval.safetext import latex_text, markdown_text, one_line, strip_controls
 
 CLEAR_SCREEN = "\x1b[2J"

@@ -47,7 +47,7 @@ def test_an_api_key_never_reaches_the_store_logs_exports_or_reports(tmp_path, ca
                       "--timeout", "1", "--max-retries", "1", "--store", store, "--cache-dir", cache_dir,
                       "--resamples", "100", "--json", env=env)  # fmt: skip
         sent_with_key = sum(h.get("authorization") == f"Bearer {canary}" for h in server.seen_headers)
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.returncode in (0, 3), run.stderr[-3000:]  # 3: some requests failed for good (incomplete run)
     assert sent_with_key == len(server.seen_headers) > 0, "the key was sent, so there was something to leak"
     out = run.json()
     assert out["failed"] > 0, "some requests failed with errors that echo the key"

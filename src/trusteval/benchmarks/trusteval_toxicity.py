@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
-from trusteval.benchmarks.common import refuse_options, load_toxicity_scorer, text_task
+from trusteval.benchmarks.common import load_toxicity_scorer, refuse_options, text_task
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_prompts
 from trusteval.data.sources import DataContext

@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trusteval.safetext import one_line
-
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
+from trusteval.safetext import one_line
 
 
 def register(commands: Any) -> None:
