@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from trusteval.config import build_run_spec
+from trusteval.config import RunSpec, build_run_spec
 from trusteval.errors import UsageError
 
 
@@ -62,3 +62,15 @@ def test_broken_yaml_is_reported_with_its_line(tmp_path):
     path.write_text("benchmark: x\nlimit: [1,\n")
     with pytest.raises(UsageError, match="not valid YAML"):
         build_run_spec({}, spec_file=path, env={})
+
+
+def test_a_run_stored_before_a_bound_existed_stays_readable():
+    from pydantic import ValidationError
+
+    from trusteval.config import stored_spec
+
+    stored = RunSpec(benchmark="trusteval-toxicity").model_dump() | {"concurrency": 20_000}
+    with pytest.raises(ValidationError):
+        RunSpec.model_validate(stored)
+    spec = stored_spec(stored)
+    assert spec.concurrency == 20_000 and spec.run_id == RunSpec(benchmark="trusteval-toxicity").run_id

@@ -140,6 +140,15 @@ class RunSpec(BaseModel):
         return Path(self.cache_dir) if self.cache_dir else Path.home() / ".cache" / "trusteval"
 
 
+def stored_spec(values: Mapping[str, Any]) -> RunSpec:
+    """The RunSpec of a stored run. A run stored before a bound existed (say concurrency 20000) stays readable:
+    its values were valid when it ran, so they are taken as stored instead of being refused now."""
+    try:
+        return RunSpec.model_validate(values)
+    except ValidationError:
+        return RunSpec.model_construct(**values)
+
+
 def refuse_credentials(raw: str) -> None:
     """A key in a model spec would be stored with the run and printed in its tables: keys come only from
     environment variables. The message never repeats the spec, so the key is not echoed either."""

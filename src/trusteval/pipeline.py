@@ -18,7 +18,7 @@ from typing import Any
 
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Plan, Results, ScoringTask
-from trusteval.config import RunSpec
+from trusteval.config import RunSpec, stored_spec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
 from trusteval.leases import CLAIM_AHEAD, Leases
@@ -376,5 +376,5 @@ def report(store: Store, run_id: str) -> Results:
     run = store.run_info(run_id)
     if run is None:
         raise UsageError(f"no run '{run_id}' in the store '{store.path}'")
-    spec = RunSpec.model_validate(run["spec"])
+    spec = stored_spec(run["spec"])
     return stored_results(store, run_id, BENCHMARKS.get(spec.benchmark)(spec), store.run_items(run_id))

@@ -200,7 +200,9 @@ def test_json_that_python_cannot_hold_is_refused(tmp_path, capsys, figures, case
     _record(figures, case, True)
 
 
-def test_a_bad_byte_after_a_bom_is_reported_at_its_own_line_and_offset(tmp_path, capsys, monkeypatch, data_dir):
+def test_a_bad_byte_after_a_bom_is_reported_at_its_own_line_and_offset(
+    tmp_path, capsys, monkeypatch, data_dir, figures
+):
     body = b",split,topic,label,TEXT\n0,test,race,0,ok\n\xff1,test,race,0,bad\n"
     test_csv = tmp_path / "bom_bad_byte.csv"
     test_csv.write_bytes(b"\xef\xbb\xbf" + body)
@@ -208,6 +210,7 @@ def test_a_bad_byte_after_a_bom_is_reported_at_its_own_line_and_offset(tmp_path,
     error = _refused(tmp_path, capsys)
     offset = 3 + body.index(b"\xff")
     assert f"cold/test.csv, line 3: not UTF-8 (byte 0xff at offset {offset})" in error, error
+    _record(figures, "cold mirror: a bad byte after a BOM", True)
 
 
 def test_a_stray_quote_that_merges_two_rows_is_refused(tmp_path, capsys, monkeypatch, data_dir, figures):
