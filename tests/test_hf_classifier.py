@@ -178,6 +178,7 @@ def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 def test_remote_code_message_names_only_what_a_scorer_accepts(tiny_bert_classifier_dir: Path, tmp_path) -> None:
     folder = shutil.copytree(tiny_bert_classifier_dir, tmp_path / "remote-code")
     config = json.loads((folder / "config.json").read_text())
+    config["model_type"] = "trusteval_custom"  # no class of that type in transformers: only the folder's code
     config["auto_map"] = {"AutoConfig": "custom.CustomConfig"}
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(BackendError) as refused:
