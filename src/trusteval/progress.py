@@ -80,9 +80,7 @@ class RichProgress:
         from trusteval.safetext import console_markup
 
         description = console_markup(stage)  # the bar renders its description as Rich markup
-        self._tasks[stage] = self._progress.add_task(
-            description, total=total, retries=0, failed=0, unparsed=0, rate=""
-        )
+        self._tasks[stage] = self._progress.add_task(description, total=total, retries=0, failed=0, unparsed=0, rate="")
 
     def advance(self, stage: str, n: int = 1, *, retries: int = 0, failed: int = 0, unparsed: int = 0) -> None:
         task_id = self._tasks[stage]

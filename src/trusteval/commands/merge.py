@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any
 
+from trusteval.safetext import one_line
+
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("merge", help="join stores (e.g. of --shard runs) into one and recompute tables")
@@ -36,8 +38,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print_json({"into": args.into, "added": merged.added, "runs": runs})
     else:
         for run_id, outcome in runs.items():
-            print(f"{run_id}: {outcome['status']}, {outcome['items']} items" + _missing_text(outcome), file=sys.stderr)
-        print(f"merged {len(args.stores)} stores into {args.into}", file=sys.stderr)
+            line = f"{run_id}: {outcome['status']}, {outcome['items']} items" + _missing_text(outcome)
+            print(one_line(line), file=sys.stderr)
+        print(one_line(f"merged {len(args.stores)} stores into {args.into}"), file=sys.stderr)
     return 0
 
 
