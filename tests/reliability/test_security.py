@@ -47,7 +47,7 @@ def test_an_api_key_never_reaches_the_store_logs_exports_or_reports(tmp_path, ca
                       "--timeout", "1", "--max-retries", "1", "--store", store, "--cache-dir", cache_dir,
                       "--resamples", "100", "--json", env=env)  # fmt: skip
         sent_with_key = sum(h.get("authorization") == f"Bearer {canary}" for h in server.seen_headers)
-    assert run.returncode in (0, 3), run.stderr[-3000:]  # 3: some requests failed for good (incomplete run)
+    assert run.returncode == 3, run.stderr[-3000:]  # some requests fail for good: an incomplete run exits 3
     assert sent_with_key == len(server.seen_headers) > 0, "the key was sent, so there was something to leak"
     out = run.json()
     assert out["failed"] > 0, "some requests failed with errors that echo the key"
@@ -59,7 +59,7 @@ def test_an_api_key_never_reaches_the_store_logs_exports_or_reports(tmp_path, ca
     outputs.append(run_cli("report", "--store", store, "--out", tables, env=env))
     outputs.append(run_cli("report", "--store", store, "--json", env=env))
     outputs.append(run_cli("runs", "--store", store, env=env))
-    assert all(o.returncode == 0 for o in outputs), [o.stderr[-500:] for o in outputs]
+    assert all(o.returncode == 0 for o in outputs[1:]), [o.stderr[-500:] for o in outputs]
 
     searched = _files_under(store, exports, tables)
     assert {p.suffix for p in searched} >= {".sqlite", ".jsonl", ".csv", ".md", ".tex"}
