@@ -242,8 +242,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         print_json({"run_id": run_id, "status": status, "metrics": results.metrics})
     else:
         print_tables(results.tables, Console())
-    if status != "complete":
-        print(f"run {run_id} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
     if args.out:
         from trusteval.pipeline import plot_notes
 
@@ -254,6 +252,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise UsageError(f"flag --out: cannot write the tables to '{args.out}': {_os_reason(exc)}") from None
         for note in notes:
             print(one_line(note), file=sys.stderr)
+    if status != "complete":  # after --out, so an output error stays the one line on stderr
+        print(f"run {run_id} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
     return 0
 
 
