@@ -56,7 +56,8 @@ def test_span_and_summary_fields_and_the_request_sent(tmp_path):
         assert [o.value for o in summary.score(["hello"])] == [0.025]
         seen = server.seen[0]
     url = urlparse(seen.path)
-    assert url.path == "/v1alpha1/comments:analyze" and parse_qs(url.query) == {"key": [KEY]}
+    assert url.path == "/v1alpha1/comments:analyze" and parse_qs(url.query) == {}, "the key is not in the URL"
+    assert seen.headers["x-goog-api-key"] == KEY
     assert seen.json() == {"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}
     assert (span.id, summary.id) == ("perspective-TOXICITY-span@v1alpha1", "perspective-TOXICITY-summary@v1alpha1")
     assert span.describe()["field"] == "spanScores[0]"

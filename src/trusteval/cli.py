@@ -333,7 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except TrustEvalError as exc:
-        print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        from trusteval.untrusted import safe_text
+
+        print(f"error: {one_line(safe_text(str(exc)))}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # the reader went away (e.g. `| head`); not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

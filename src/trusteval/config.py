@@ -24,7 +24,6 @@ TRUSTEVAL_SEEDS = (42, 43, 44)
 TRUSTGPT_SEEDS = (42,)
 
 FLAG_NAMES = {"models": "--model", "timeout_s": "--timeout"}  # fields whose flag is not --<field>
-SECRET_OPTIONS = frozenset({"api_key", "key", "token", "password", "secret", "access_token"})
 
 # Bounds of the numeric fields, checked before anything is written: a value outside them is a typo or would
 # make every request fail (temperature inf), hang the run (1e12 bootstrap resamples) or exhaust memory
@@ -99,7 +98,7 @@ class RunSpec(BaseModel):
             refuse_credentials(raw)
         return value
 
-    @field_validator("judge")
+    @field_validator("judge", "scorer", "dataset")
     @classmethod
     def _judge_holds_no_credentials(cls, value: str | None) -> str | None:
         if value is not None:
@@ -152,19 +151,18 @@ def stored_spec(values: Mapping[str, Any]) -> RunSpec:
 def refuse_credentials(raw: str) -> None:
     """A key in a model spec would be stored with the run and printed in its tables: keys come only from
     environment variables. The message never repeats the spec, so the key is not echoed either."""
-    from urllib.parse import parse_qsl, urlsplit
+    from urllib.parse import parse_qsl
 
-    options = dict(parse_qsl(raw.partition("?")[2], keep_blank_values=True))
+    from trusteval.redact import credential_in_options
+
     try:
-        url = urlsplit(options.get("base_url", ""))
-        in_url = bool(url.username or url.password)
+        options = dict(parse_qsl(raw.partition("?")[2], keep_blank_values=True))
     except ValueError:
-        in_url = False
-    named = sorted(k for k in options if k.lower() in SECRET_OPTIONS)
-    if in_url or named:
-        where = f"option {named[0]}" if named else "the user:password part of base_url"
+        return  # unreadable options are reported, without their text, when the spec is parsed
+    where = credential_in_options(options)
+    if where:
         raise ValueError(
-            f"a model spec must not hold a credential ({where}): it would be stored with every run. Put the key "
+            f"a spec must not hold a credential ({where}): it would be stored with every run. Put the key "
             "in an environment variable and name it with api_key_env=NAME"
         )
 

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from trusteval.errors import UsageError
+from trusteval.redact import credential_in_options
 
 OPERATIONAL_OPTIONS = frozenset(
     {
@@ -54,8 +55,15 @@ class Spec:
         try:
             options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
         except ValueError as exc:
-            raise UsageError(f"spec '{raw}': cannot read options '{query}': {exc}") from exc
+            raise UsageError(f"spec '{head}': cannot read its options: {exc}") from None
+        refuse_credentials(head, options)
         return cls(kind=kind, name=name, options=options, raw=raw)
+
+    @property
+    def shown(self) -> str:
+        """Kind, name and option names, without option values: safe to print whatever the options hold."""
+        base = f"{self.kind}:{self.name}" if self.name else self.kind
+        return base + (f"?{'&'.join(f'{k}=...' for k in self.options)}" if self.options else "")
 
     @property
     def backend(self) -> str:
@@ -85,7 +93,7 @@ class Spec:
             return True
         if value.lower() in {"0", "false", "no", "off"}:
             return False
-        raise UsageError(f"spec '{self.raw}': option '{key}' must be true or false, not '{value}'")
+        raise UsageError(f"spec '{self.shown}': option '{key}' must be true or false, not '{value}'")
 
     def check_options(self, allowed: set[str] | frozenset[str]) -> None:
         unknown = sorted(set(self.options) - set(allowed))
@@ -94,7 +102,7 @@ class Spec:
 
             suggestion = did_you_mean(unknown[0], sorted(allowed))
             raise UsageError(
-                f"spec '{self.raw}': unknown option(s) {', '.join(unknown)}.{suggestion} "
+                f"spec '{self.shown}': unknown option(s) {', '.join(unknown)}.{suggestion} "
                 f"Known: {', '.join(sorted(allowed)) or 'none'}"
             )
 
@@ -105,4 +113,15 @@ class Spec:
         try:
             return kind(value)
         except ValueError:
-            raise UsageError(f"spec '{self.raw}': option '{key}' must be {kind.__name__}, not '{value}'") from None
+            raise UsageError(f"spec '{self.shown}': option '{key}' must be {kind.__name__}, not '{value}'") from None
+
+
+def refuse_credentials(head: str, options: dict[str, str]) -> None:
+    """A key in a spec would be stored with the run and printed in its tables: keys come only from environment
+    variables. The message names where the key is, never the spec's text, so the key is not echoed."""
+    where = credential_in_options(options)
+    if where:
+        raise UsageError(
+            f"spec '{head}' must not hold a credential ({where}): it would be stored with every run. Put the key "
+            "in an environment variable and name it with api_key_env=NAME"
+        )

@@ -2,7 +2,8 @@
 
 Rows are keyed by content hashes, so writing a row twice is a no-op and a killed run resumes by skipping the
 keys already present. Every write is its own short transaction: a process killed at any moment loses at most
-the work in flight. Schema changes are append-only migrations.
+the work in flight. Schema changes are append-only migrations. Every answer, failure reason and score detail
+passes through `trusteval.untrusted` on its way in: capped, valid Unicode, secrets redacted.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
 from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+from trusteval.untrusted import safe_generation, safe_score
 
 STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -345,7 +347,7 @@ class Store:
         generations = list(generations)
         now = time.time()
         done, failed = [], []
-        for g in generations:
+        for g in map(safe_generation, generations):
             if g.ok:
                 done.append(
                     (
@@ -420,7 +422,7 @@ class Store:
             "INSERT INTO scores VALUES (?,?,?,?,?,?,?) ON CONFLICT(subject, scorer) DO UPDATE SET"
             " value=excluded.value, status=excluded.status, label=excluded.label, detail=excluded.detail,"
             " created_at=excluded.created_at WHERE scores.status = 'error'",
-            [(s.subject, s.scorer, s.value, s.status, s.label, s.detail, now) for s in scores],
+            [(s.subject, s.scorer, s.value, s.status, s.label, s.detail, now) for s in map(safe_score, scores)],
         )
 
     def scores(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, Score]:

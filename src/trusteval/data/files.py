@@ -16,6 +16,7 @@ from typing import Any
 from trusteval.errors import DataError
 
 MAX_FIELD_CHARS = 1_000_000
+MAX_FILE_BYTES = 1024**3  # read in full into memory: a bigger file is refused before reading it
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 UTF8_BOM = b"\xef\xbb\xbf"
 Record = tuple[int, dict[str, Any]]
@@ -26,6 +27,7 @@ def read_text(path: Path) -> str:
         raise DataError(path, "file not found")
     if not path.is_file():
         raise DataError(path, "not a file")
+    check_file_size(path)
     raw = path.read_bytes()
     if not raw.strip():
         raise DataError(path, "the file is empty")
@@ -47,6 +49,12 @@ def read_text(path: Path) -> str:
     if nul >= 0:
         raise DataError(path, "contains a NUL byte; the file is binary or corrupted", line=text.count("\n", 0, nul) + 1)
     return text
+
+
+def check_file_size(path: Path, limit: int = MAX_FILE_BYTES) -> None:
+    size = path.stat().st_size
+    if size > limit:
+        raise DataError(path, f"the file has {size:,} bytes, more than the limit of {limit:,} bytes")
 
 
 def read_records(path: str | Path, *, delimiter: str | None = None) -> list[Record]:
@@ -237,6 +245,7 @@ def _refuse_merged_rows(
 def _read_parquet(path: Path) -> list[Record]:
     if not path.is_file():
         raise DataError(path, "file not found")
+    check_file_size(path)
     try:
         import pyarrow.parquet as pq
     except ImportError:

@@ -3,13 +3,14 @@
 Spec: `openai:<model>?base_url=http://127.0.0.1:8000/v1&api_key_env=OPENAI_API_KEY&timeout=60&concurrency=32`
 (also `max_retries`, `backoff_base`, `backoff_max`). The API key is read from the injected environment
 (`BackendSettings.env`), never from `os.environ`; it is required only when `base_url` is not a loopback
-address, and `api_key_env=` (empty) sends no key at all. The key never appears in `describe()`, reasons or
-errors.
+address, and `api_key_env=` (empty) sends no key at all. The key is registered with `trusteval.redact`, so
+it never appears in `describe()`, reasons, answers or errors, not even in part or in another case.
 
 Each request is one POST to `{base_url}/chat/completions`. Overloads, server errors, broken connections,
 timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter (`Retry-After`
 is honoured on 429 and 503); other client errors fail at once. A request that still fails is a failed
-Generation with the reason and the number of retries; `generate()` never raises.
+Generation with the reason and the number of retries; `generate()` never raises. A body is read up to
+`MAX_RESPONSE_BYTES` and no further; how its answer is read is in `trusteval.models.chat_answers`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from trusteval import redact
 from trusteval.errors import BackendError, UsageError
 from trusteval.models.base import BackendSettings, ModelSpec
+from trusteval.models.chat_answers import Rejected, excerpt, read_completion
 from trusteval.records import Generation, Request
+from trusteval.untrusted import MAX_RESPONSE_BYTES
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -43,8 +47,6 @@ KEY_REFUSED_STATUSES = frozenset({401, 403})
 MAX_RETRY_AFTER_S = 60.0
 PROBE_TIMEOUT_S = 5.0
 CONNECTIONS_PER_CLIENT = 16
-EXCERPT_CHARS = 200
-REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,37 @@ class OpenAIConfig:
     def host(self) -> str:
         parts = urlsplit(self.base_url)
         return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+
+
+class ResponseTooLarge(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Received:
+    """An HTTP answer read in full, but never past MAX_RESPONSE_BYTES."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+async def receive(client: httpx.AsyncClient, url: str, payload: dict[str, Any]) -> Received:
+    """POST and read the answer, stopping (ResponseTooLarge) as soon as it passes MAX_RESPONSE_BYTES."""
+    async with client.stream("POST", url, json=payload) as response:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+            raise ResponseTooLarge
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise ResponseTooLarge
+        return Received(response.status_code, response.headers, bytes(body))
 
 
 @dataclass(frozen=True)
@@ -119,14 +152,6 @@ def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
     return ceiling * (0.5 + random.random() / 2)
 
 
-def excerpt(text: str, limit: int = EXCERPT_CHARS, *, secret: str | None = None) -> str:
-    """A one-line cut of a server's text; `secret` is redacted before cutting, so no part of it survives."""
-    if secret:
-        text = text.replace(secret, REDACTED)
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "..."
-
-
 def connection_failure(exc: BaseException) -> str:
     """A short human reason for a transport error, from the innermost OS error when there is one."""
     cause: BaseException | None = exc
@@ -150,27 +175,6 @@ def chat_payload(model: str, request: Request) -> dict[str, Any]:
         "max_tokens": request.params.max_new_tokens,
         "seed": request.seed,
     }
-
-
-def read_completion(key: str, body: Any, *, secret: str | None = None) -> Generation | str:
-    """The Generation in a chat completion body, or the reason the body is not one."""
-    if not isinstance(body, dict):
-        return f"response is not a JSON object: {excerpt(json.dumps(body), secret=secret)}"
-    choices = body.get("choices")
-    if not choices or not isinstance(choices, list):
-        return f"response has no choices: {excerpt(json.dumps(body), secret=secret)}"
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        return f"response choice has no message: {excerpt(json.dumps(choice), secret=secret)}"
-    usage = body.get("usage") or {}
-    return Generation(
-        key=key,
-        text=message.get("content") or "",
-        finish_reason=choice.get("finish_reason"),
-        prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"),
-    )
 
 
 class OpenAIBackend:
@@ -246,7 +250,10 @@ class OpenAIBackend:
     async def _attempt(self, client: httpx.AsyncClient, key: str, payload: dict[str, Any]) -> Attempt:
         url = self.config.public_url
         try:
-            response = await client.post(f"{self.config.base_url}/chat/completions", json=payload)
+            response = await receive(client, f"{self.config.base_url}/chat/completions", payload)
+        except ResponseTooLarge:
+            limit = MAX_RESPONSE_BYTES // 2**20
+            return Attempt(reason=f"the answer from {url} is larger than {limit} MiB; it was not read past that")
         except httpx.TimeoutException as exc:
             reason = f"no answer from {url} within {self.config.timeout_s:g} s ({type(exc).__name__})"
             return Attempt(reason=reason, retryable=True)
@@ -255,21 +262,21 @@ class OpenAIBackend:
         except httpx.TransportError as exc:
             reason = f"{type(exc).__name__} from {url}: {connection_failure(exc)}"
             return Attempt(reason=reason, retryable=True)
-        if not response.is_success:
+        if not 200 <= response.status < 300:
             return self._status_failure(response)
         try:
-            body = response.json()
-        except ValueError:
+            body = json.loads(response.body)
+        except (ValueError, RecursionError):
             said = excerpt(response.text, secret=self.config.api_key)
-            reason = f"malformed JSON from {url} (HTTP {response.status_code}): {said}"
+            reason = f"malformed JSON from {url} (HTTP {response.status}): {said}"
             return Attempt(reason=reason, retryable=True)
         completion = read_completion(key, body, secret=self.config.api_key)
-        if isinstance(completion, str):
-            return Attempt(reason=f"bad answer from {url}: {completion}", retryable=True)
+        if isinstance(completion, Rejected):
+            return Attempt(reason=f"bad answer from {url}: {completion.reason}", retryable=completion.retryable)
         return Attempt(generation=completion)
 
-    def _status_failure(self, response: httpx.Response) -> Attempt:
-        status = response.status_code
+    def _status_failure(self, response: Received) -> Attempt:
+        status = response.status
         said = excerpt(response.text, secret=self.config.api_key)
         reason = f"HTTP {status} from {self.config.public_url}: {said}"
         if status in KEY_REFUSED_STATUSES:
@@ -297,8 +304,7 @@ class OpenAIBackend:
         return backoff_delay(retry, self.config.backoff_base_s, self.config.backoff_max_s)
 
     def _redact(self, text: str) -> str:
-        key = self.config.api_key
-        return text.replace(key, REDACTED) if key else text
+        return redact.scrub(text, [self.config.api_key])
 
 
 def read_base_url(spec: ModelSpec) -> str:
@@ -314,6 +320,7 @@ def read_api_key(base_url: str, api_key_env: str, env: Mapping[str, str]) -> str
     if not api_key_env:
         return None
     key = env.get(api_key_env) or None
+    redact.register(key)
     if key is None and not is_loopback(base_url):
         raise BackendError(
             f"openai: no API key for {urlsplit(base_url).hostname}: "

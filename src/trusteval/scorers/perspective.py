@@ -4,7 +4,10 @@ Google is retiring Perspective API; keep a run's stored scores, and prefer an of
 classifier for new work. Spec: `perspective?api_key_env=PERSPECTIVE_API_KEY&rps=1&field=span|summary
 &attribute=TOXICITY&languages=en&threshold=0.5&max_retries=5&timeout=30&backoff_base=1&base_url=...`.
 
-- The key is read only from the injected environment (`api_key_env`, default PERSPECTIVE_API_KEY).
+- The key is read only from the injected environment (`api_key_env`, default PERSPECTIVE_API_KEY) and sent in
+  the `X-Goog-Api-Key` header, never in the URL; it is registered with `trusteval.redact`, so no message,
+  cached answer or stored detail holds any part of it, even when a server echoes it back.
+- An answer is read up to `MAX_ANSWER_BYTES` and no further.
 - `field=span` (default) reads `spanScores[0]` as the authors' code does; `field=summary` reads `summaryScore`.
 - At most `rps` requests per second (default 1, the API's default quota); 429 / 5xx / network errors are
   retried with exponential backoff (honouring Retry-After), then stored as errors that the next run retries.
@@ -21,10 +24,12 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trusteval import redact
 from trusteval.errors import UsageError
 from trusteval.records import content_hash
 from trusteval.scorers.base import Outcome, ScorerContext
@@ -42,6 +47,8 @@ RETRIED_STATUSES = {429, 500, 502, 503, 504}
 TOXICITY_LANGUAGES = frozenset(
     {"ar", "zh", "cs", "nl", "en", "fr", "de", "hi", "id", "it", "ja", "ko", "pl", "pt", "ru", "es", "sv"}
 )
+MAX_ANSWER_BYTES = 1024 * 1024  # a real answer is a few hundred bytes
+KEY_HEADER = "X-Goog-Api-Key"
 RETIREMENT_NOTE = "Google is retiring Perspective API; prefer an offline detector (en-tfidf) or an hf: classifier"
 
 
@@ -120,7 +127,8 @@ class PerspectiveScorer:
 
         outcomes: list[Outcome] = []
         refused: str | None = None
-        with httpx.Client(timeout=self.timeout) as client:
+        headers = {KEY_HEADER: self.api_key}
+        with httpx.Client(timeout=self.timeout, headers=headers, trust_env=False) as client:
             for text in texts:
                 if refused is not None:
                     outcomes.append(Outcome.unscored("error", refused))
@@ -128,9 +136,17 @@ class PerspectiveScorer:
                 try:
                     outcomes.append(self._score_one(client, text))
                 except PerspectiveRefused as exc:
-                    refused = str(exc)
+                    refused = self._scrub(str(exc))
                     outcomes.append(Outcome.unscored("error", refused))
-        return outcomes
+        return [self._safe(o) for o in outcomes]
+
+    def _scrub(self, text: str) -> str:
+        return redact.scrub(text, [self.api_key])
+
+    def _safe(self, outcome: Outcome) -> Outcome:
+        if outcome.detail is None:
+            return outcome
+        return Outcome(outcome.value, outcome.status, outcome.label, self._scrub(outcome.detail))
 
     def _score_one(self, client: Any, text: str) -> Outcome:
         if not text.strip():
@@ -140,6 +156,7 @@ class PerspectiveScorer:
         if answer is None:
             answer = self._request(client, text)
             if answer.get("final"):
+                answer = _scrubbed(answer, self._scrub)
                 self.cache.put(key, answer)
         return self._outcome(answer)
 
@@ -155,14 +172,22 @@ class PerspectiveScorer:
             self.limiter.wait()
             self.calls += 1
             try:
-                response = client.post(url, params={"key": self.api_key}, json=body)
+                response = _post(client, url, body)
             except httpx.HTTPError as exc:
                 last = f"cannot reach Perspective API at {self.base_url}: {type(exc).__name__}"
                 self._backoff(attempt, None)
                 continue
+            except AnswerTooLarge:
+                limit = MAX_ANSWER_BYTES // 1024
+                return {"final": False, "status": "error", "message": f"Perspective API answer over {limit} KiB"}
             if response.status_code == 200:
-                return {"final": True, "status": 200, "body": response.json()}
-            message = _error_message(response)
+                answer = _json_object(response)
+                if answer is not None:
+                    return {"final": True, "status": 200, "body": answer}
+                last = f"Perspective API HTTP 200 with no JSON object: {self._scrub(response.text)[:300]}"
+                self._backoff(attempt, None)
+                continue
+            message = self._scrub(_error_message(response))
             if response.status_code in RETRIED_STATUSES:
                 last = f"Perspective API HTTP {response.status_code}: {message}"
                 if response.status_code == 429:
@@ -196,15 +221,17 @@ class PerspectiveScorer:
             return Outcome.unscored("error", answer["message"])
         if answer.get("status") != 200:
             return Outcome.unscored("refused", answer.get("message", "refused"))
-        scores = answer["body"].get("attributeScores", {}).get(self.attribute, {})
+        scores = (answer["body"].get("attributeScores") or {})
         try:
+            scores = scores.get(self.attribute, {})
             if self.field == "span":
-                value = scores["spanScores"][0]["score"]["value"]
+                value = float(scores["spanScores"][0]["score"]["value"])
             else:
-                value = scores["summaryScore"]["value"]
-        except (KeyError, IndexError, TypeError):
-            return Outcome.unscored("unparsed", f"no {self.field} score in the answer: {json.dumps(scores)[:300]}")
-        return Outcome(float(value))
+                value = float(scores["summaryScore"]["value"])
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            said = json.dumps(scores, ensure_ascii=False, default=str)[:300]
+            return Outcome.unscored("unparsed", f"no {self.field} score in the answer: {said}")
+        return Outcome(value)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -216,12 +243,60 @@ class PerspectiveScorer:
         }
 
 
-def _error_message(response: Any) -> str:
+def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A JSON value with every string scrubbed of secrets (cached answers are outputs too)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub(k): _scrubbed(v, scrub) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, scrub) for v in value]
+    return value
+
+
+class AnswerTooLarge(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Answer:
+    status_code: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def _post(client: Any, url: str, body: dict[str, Any]) -> Answer:
+    """POST and read the answer, but never past MAX_ANSWER_BYTES (AnswerTooLarge)."""
+    with client.stream("POST", url, json=body) as response:
+        read = bytearray()
+        for chunk in response.iter_bytes():
+            read += chunk
+            if len(read) > MAX_ANSWER_BYTES:
+                raise AnswerTooLarge
+    return Answer(response.status_code, response.headers, bytes(read))
+
+
+def _json_object(response: Answer) -> dict[str, Any] | None:
     try:
-        error = response.json().get("error", {})
-    except (ValueError, AttributeError):
-        return response.text[:300]
-    details = [d for d in error.get("details", []) if isinstance(d, dict)]
+        answer = response.json()
+    except (ValueError, RecursionError):
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def _error_message(response: Answer) -> str:
+    error = (_json_object(response) or {}).get("error")
+    if not isinstance(error, dict):
+        return " ".join(response.text[:300].split())
+    details = error.get("details")
+    details = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
     kinds = [d.get("errorType") or d.get("reason") for d in details if d.get("errorType") or d.get("reason")]
     message = str(error.get("message", ""))[:300]
     return f"{message} [{', '.join(kinds)}]" if kinds else message
@@ -231,6 +306,7 @@ def create(spec: Spec, context: ScorerContext) -> PerspectiveScorer:
     spec.check_options(OPTIONS)
     variable = spec.option("api_key_env", "PERSPECTIVE_API_KEY") or "PERSPECTIVE_API_KEY"
     api_key = context.env.get(variable)
+    redact.register(api_key)
     if not api_key:
         raise UsageError(
             f"scorer '{spec.raw}': set {variable} to a Perspective API key (or name another variable with "

@@ -1,0 +1,84 @@
+"""Hostile server answers and replay files: each becomes the right text or a per-request failure with a
+reason, never a crash. A real HTTP server on 127.0.0.1 and the real CLI; the store is read from outside."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from store_checks import query
+
+from fixtures.llama_server import Reply, ScriptedOpenAIServer, completion_body
+from helpers import run_cli
+from trusteval.models import BackendSettings, ModelSpec
+from trusteval.models.replay import create as create_replay
+from trusteval.records import GenerationParams, Request
+from trusteval.store import Store
+from trusteval.untrusted import MAX_ANSWER_CHARS, MAX_RESPONSE_BYTES
+
+
+def with_message(message: dict, **extra) -> Reply:
+    body = completion_body()
+    body["choices"][0]["message"] = {"role": "assistant", **message}
+    return Reply(body={**body, **extra})
+
+
+LONE_SURROGATE = Reply(body=json.dumps(completion_body("bad \ud800 half")))  # json.dumps writes \ud800
+PARTS = [{"type": "text", "text": "part one, "}, {"type": "image_url", "image_url": {}}, {"type": "text", "text": "two"}]
+HOSTILE = [
+    LONE_SURROGATE,
+    with_message({"content": PARTS}),
+    with_message({"content": {"text": "an object"}}),
+    with_message({"content": 42}),
+    with_message({"content": None, "refusal": "I can't help with that."}),
+    Reply(body={**completion_body("usage is broken"), "usage": "many"}),
+    Reply(body={**completion_body("x" * 5_000_000), "usage": {"prompt_tokens": "7", "completion_tokens": -1}}),
+    Reply(body=completion_body("y" * (MAX_RESPONSE_BYTES + 10))),
+]
+
+
+def test_hostile_answers_become_text_or_failures_with_reasons_end_to_end(tmp_path, cache_dir, figures):
+    store = tmp_path / "ws"
+    with ScriptedOpenAIServer(lambda index, request: HOSTILE[index % len(HOSTILE)]) as server:
+        run = run_cli("run", "--benchmark", "trusteval-toxicity", "--limit", str(len(HOSTILE)), "--seeds", "42",
+                      "--model", f"openai:m?base_url={server.base_url}&api_key_env=", "--concurrency", "1",
+                      "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress")  # fmt: skip
+        served = server.served
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert served == len(HOSTILE), "no answer was asked for twice: these failures are final"
+    out = run.json()
+    assert (out["generated"], out["failed"]) == (5, 3)
+    assert query(store, "SELECT status FROM runs") == [("incomplete",)]
+    stored = {text[:20]: (len(text), reason, tokens) for text, reason, tokens in
+              query(store, "SELECT text, finish_reason, prompt_tokens FROM generations")}  # fmt: skip
+    assert stored == {
+        "bad \ufffd half": (10, "stop+invalid_unicode_replaced", 7),
+        "part one, two": (13, "stop", 7),
+        "I can't help with th": (23, "stop+refusal", 7),
+        "usage is broken": (15, "stop", None),
+        "x" * 20: (MAX_ANSWER_CHARS, "stop+truncated_by_trusteval", None),
+    }
+    errors = sorted(error for (error,) in query(store, "SELECT error FROM generation_failures"))
+    assert len(errors) == 3
+    assert "message content is a number, not text: 42" in errors[0]
+    assert "message content is an object, not text" in errors[1]
+    assert "larger than 8 MiB; it was not read past that" in errors[2]
+    figures["hostile_answers"] = {"answers": len(HOSTILE), "stored": len(stored), "failed_with_reason": 3}
+
+
+def _replay(path, prompts: list[str]):
+    backend = create_replay(ModelSpec.parse(f"replay:{path}"), BackendSettings())
+    requests = [Request.build("replay", (("user", p),), GenerationParams(), 42) for p in prompts]
+    return asyncio.run(backend.generate(requests))
+
+
+def test_a_replay_file_with_a_lone_surrogate_and_a_long_answer_is_stored_repaired_and_capped(tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    rows = [{"prompt": "p1", "response": "half \ud800 pair"}, {"prompt": "p2", "response": "z" * (MAX_ANSWER_CHARS + 5)}]
+    answers.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    generations = _replay(answers, ["p1", "p2"])
+    store = Store.open(tmp_path / "ws")
+    store.add_generations(generations)
+    stored = dict(store.conn.execute("SELECT text, finish_reason FROM generations").fetchall())
+    store.close()
+    assert stored == {"half \ufffd pair": "replay+invalid_unicode_replaced", "z" * MAX_ANSWER_CHARS: "replay+truncated_by_trusteval"}
