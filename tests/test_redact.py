@@ -45,8 +45,8 @@ def test_every_altered_form_of_a_key_is_scrubbed_from_surrounding_text():
 
 def test_scrub_keeps_the_text_around_the_key_and_ordinary_text_alone():
     key = "sk-TRUSTEVAL-abcdefgh12345678"
-    assert scrub(f"refused sk-trusteval-ABCDEFGH12345678 for you", [key]) == "refused [redacted] for you"
-    assert scrub("refused TRUSTEVAL-abcd now", [key]) == "refused TRUSTEVAL-abcd now"  # 7 letters+digits: kept
+    assert scrub("refused sk-trusteval-ABCDEFGH12345678 for you", [key]) == "refused [redacted] for you"
+    assert scrub("refused sk-TRUST now", [key]) == "refused sk-TRUST now"  # 7 letters: kept
     assert scrub("a perfectly ordinary answer about keys", [key]) == "a perfectly ordinary answer about keys"
     assert scrub("nothing to hide", []) == "nothing to hide"
 

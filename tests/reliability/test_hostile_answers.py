@@ -14,7 +14,9 @@ from trusteval.models import BackendSettings, ModelSpec
 from trusteval.models.replay import create as create_replay
 from trusteval.records import GenerationParams, Request
 from trusteval.store import Store
-from trusteval.untrusted import MAX_ANSWER_CHARS, MAX_RESPONSE_BYTES
+
+MAX_ANSWER_CHARS = 100_000  # the documented caps (docs/backends-openai.md)
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 
 def with_message(message: dict, **extra) -> Reply:
@@ -24,7 +26,11 @@ def with_message(message: dict, **extra) -> Reply:
 
 
 LONE_SURROGATE = Reply(body=json.dumps(completion_body("bad \ud800 half")))  # json.dumps writes \ud800
-PARTS = [{"type": "text", "text": "part one, "}, {"type": "image_url", "image_url": {}}, {"type": "text", "text": "two"}]
+PARTS = [
+    {"type": "text", "text": "part one, "},
+    {"type": "image_url", "image_url": {}},
+    {"type": "text", "text": "two"},
+]
 HOSTILE = [
     LONE_SURROGATE,
     with_message({"content": PARTS}),
@@ -39,11 +45,16 @@ HOSTILE = [
 
 def test_hostile_answers_become_text_or_failures_with_reasons_end_to_end(tmp_path, cache_dir, figures):
     store = tmp_path / "ws"
-    with ScriptedOpenAIServer(lambda index, request: HOSTILE[index % len(HOSTILE)]) as server:
+    posts = iter(range(10**6))  # the preflight's GET /models is not an answer: count POSTs only
+
+    def script(index, request) -> Reply:
+        return HOSTILE[next(posts) % len(HOSTILE)] if request.method == "POST" else Reply(body={"data": []})
+
+    with ScriptedOpenAIServer(script) as server:
         run = run_cli("run", "--benchmark", "trusteval-toxicity", "--limit", str(len(HOSTILE)), "--seeds", "42",
                       "--model", f"openai:m?base_url={server.base_url}&api_key_env=", "--concurrency", "1",
                       "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress")  # fmt: skip
-        served = server.served
+        served = sum(r.method == "POST" for r in server.seen)
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
     assert served == len(HOSTILE), "no answer was asked for twice: these failures are final"
     out = run.json()
@@ -74,11 +85,17 @@ def _replay(path, prompts: list[str]):
 
 def test_a_replay_file_with_a_lone_surrogate_and_a_long_answer_is_stored_repaired_and_capped(tmp_path):
     answers = tmp_path / "answers.jsonl"
-    rows = [{"prompt": "p1", "response": "half \ud800 pair"}, {"prompt": "p2", "response": "z" * (MAX_ANSWER_CHARS + 5)}]
+    rows = [
+        {"prompt": "p1", "response": "half \ud800 pair"},
+        {"prompt": "p2", "response": "z" * (MAX_ANSWER_CHARS + 5)},
+    ]
     answers.write_text("".join(json.dumps(row) + "\n" for row in rows))
     generations = _replay(answers, ["p1", "p2"])
     store = Store.open(tmp_path / "ws")
     store.add_generations(generations)
     stored = dict(store.conn.execute("SELECT text, finish_reason FROM generations").fetchall())
     store.close()
-    assert stored == {"half \ufffd pair": "replay+invalid_unicode_replaced", "z" * MAX_ANSWER_CHARS: "replay+truncated_by_trusteval"}
+    assert stored == {
+        "half \ufffd pair": "replay+invalid_unicode_replaced",
+        "z" * MAX_ANSWER_CHARS: "replay+truncated_by_trusteval",
+    }

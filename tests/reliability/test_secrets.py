@@ -31,7 +31,9 @@ def leaked_pieces(text: str, key: str) -> list[str]:
     """Every 8-character piece of `key` found in `text`, ignoring case and anything but letters and digits."""
     flat_key = re.sub(r"[^a-z0-9]", "", key.lower())
     flat = re.sub(r"[^a-z0-9]", "", text.lower())
-    return [flat_key[i : i + FRAGMENT] for i in range(len(flat_key) - FRAGMENT + 1) if flat_key[i : i + FRAGMENT] in flat]
+    return [
+        flat_key[i : i + FRAGMENT] for i in range(len(flat_key) - FRAGMENT + 1) if flat_key[i : i + FRAGMENT] in flat
+    ]
 
 
 def altered_forms(key: str) -> str:
@@ -80,7 +82,7 @@ def test_a_perspective_key_echoed_by_the_server_reaches_no_output(tmp_path, cach
         scorer = f"perspective?base_url=http://127.0.0.1:{google.port}&rps=1000&max_retries=0&backoff_base=0.01"
         run = run_cli("run", "--benchmark", "trusteval-toxicity", "--limit", "4", "--seeds", "42",
                       "--model", f"openai:m?base_url={model.base_url}&api_key_env=", "--scorer", scorer,
-                      "--store", store, "--cache-dir", tmp_path / "cache", "--json", "--no-progress", env=env)  # fmt: skip
+                      "--store", store, "--cache-dir", tmp_path / "cache", "--json", "--no-progress", env=env)
         seen = list(google.seen)
     assert run.returncode in (0, 3), run.stderr[-3000:]
     assert seen and all(r.headers.get("x-goog-api-key") == key for r in seen), "the key travels in a header"

@@ -221,7 +221,7 @@ class PerspectiveScorer:
             return Outcome.unscored("error", answer["message"])
         if answer.get("status") != 200:
             return Outcome.unscored("refused", answer.get("message", "refused"))
-        scores = (answer["body"].get("attributeScores") or {})
+        scores = answer["body"].get("attributeScores") or {}
         try:
             scores = scores.get(self.attribute, {})
             if self.field == "span":
