@@ -35,6 +35,11 @@ def register(secret: str | None) -> None:
         _registered.add(secret)
 
 
+def forget_all() -> None:
+    """Forget every registered secret (for tests, which run many parts in one process)."""
+    _registered.clear()
+
+
 def _normalized(text: str) -> tuple[str, list[int]]:
     """Lower-cased ASCII letters and digits of `text`, and the index in `text` of each one."""
     positions = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]

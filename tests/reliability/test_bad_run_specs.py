@@ -23,7 +23,7 @@ SPEC_CASES = [
     ("key given twice", "limit: 3\nlimit: 5\n", "line 3, key 'limit': given twice (first on line 2)"),
     ("unclosed bracket", "seeds: [42,\n", "line 3: not valid YAML"),
     ("key in base_url", f"models: ['openai:x?base_url=http://me:{CANARY}@127.0.0.1:9/v1']\n", "must not hold a"),
-    ("key as an option", f"models: ['openai:x?api_key={CANARY}']\n", "credential (option api_key)"),
+    ("key as an option", f"models: ['openai:x?api_key={CANARY}']\n", "credential (option 'api_key')"),
     ("nested 10,000 deep", "options: " + "[" * 10_000 + "]" * 10_000 + "\n", "nested too deeply"),
     ("resamples 1e12", "resamples: 1000000000000\n", "line 2, key 'resamples': Input should be less than or equal to"),
     ("infinite timeout", "timeout_s: .inf\n", "line 2, key 'timeout_s': Input should be a finite number"),
