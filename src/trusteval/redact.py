@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 REDACTED = "[redacted]"
@@ -25,6 +26,8 @@ SECRET_NAMES = frozenset(
 )  # fmt: skip
 SECRET_SUFFIXES = ("apikey", "secretkey", "accesskey", "privatekey", "token", "secret", "password")
 URL_OPTIONS = ("base_url", "url")
+ALNUM = re.compile(r"[A-Za-z0-9]")
+NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 
 _registered: set[str] = set()
 
@@ -42,17 +45,25 @@ def forget_all() -> None:
 
 def _normalized(text: str) -> tuple[str, list[int]]:
     """Lower-cased ASCII letters and digits of `text`, and the index in `text` of each one."""
-    positions = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]
+    positions = [m.start() for m in ALNUM.finditer(text)]
     return "".join(text[i] for i in positions).lower(), positions
+
+
+@lru_cache(maxsize=64)
+def _pieces(secret: str) -> tuple[frozenset[str], re.Pattern[str] | None]:
+    """Every FRAGMENT_CHARS-long piece of a secret's letters and digits, and a pattern finding any of them."""
+    key = NOT_ALNUM.sub("", secret).lower()
+    size = min(FRAGMENT_CHARS, len(key))
+    pieces = frozenset(key[i : i + size] for i in range(len(key) - size + 1)) if key else frozenset()
+    return pieces, re.compile("|".join(map(re.escape, sorted(pieces)))) if pieces else None
 
 
 def _covered_spans(text: str, secret: str) -> list[tuple[int, int]]:
     """Spans of `text` (start, end) that hold a FRAGMENT_CHARS-long piece of `secret`, however cased or split."""
-    key, _ = _normalized(secret)
-    if not key:
-        return []
-    size = min(FRAGMENT_CHARS, len(key))
-    pieces = {key[i : i + size] for i in range(len(key) - size + 1)}
+    pieces, pattern = _pieces(secret)
+    if pattern is None or not pattern.search(NOT_ALNUM.sub("", text).lower()):
+        return []  # the common case, at C speed
+    size = len(next(iter(pieces)))
     flat, positions = _normalized(text)
     spans: list[tuple[int, int]] = []
     for i in range(len(flat) - size + 1):

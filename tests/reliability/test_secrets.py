@@ -80,9 +80,26 @@ def test_a_perspective_key_echoed_by_the_server_reaches_no_output(tmp_path, cach
     env = cli_env(PERSPECTIVE_API_KEY=key)
     with ScriptedOpenAIServer([Reply()]) as model, ScriptedOpenAIServer(echoing_perspective(kind)) as google:
         scorer = f"perspective?base_url=http://127.0.0.1:{google.port}&rps=1000&max_retries=0&backoff_base=0.01"
-        run = run_cli("run", "--benchmark", "trusteval-toxicity", "--limit", "4", "--seeds", "42",
-                      "--model", f"openai:m?base_url={model.base_url}&api_key_env=", "--scorer", scorer,
-                      "--store", store, "--cache-dir", tmp_path / "cache", "--json", "--no-progress", env=env)
+        run = run_cli(
+            "run",
+            "--benchmark",
+            "trusteval-toxicity",
+            "--limit",
+            "4",
+            "--seeds",
+            "42",
+            "--model",
+            f"openai:m?base_url={model.base_url}&api_key_env=",
+            "--scorer",
+            scorer,
+            "--store",
+            store,
+            "--cache-dir",
+            tmp_path / "cache",
+            "--json",
+            "--no-progress",
+            env=env,
+        )
         seen = list(google.seen)
     assert run.returncode in (0, 3), run.stderr[-3000:]
     assert seen and all(r.headers.get("x-goog-api-key") == key for r in seen), "the key travels in a header"

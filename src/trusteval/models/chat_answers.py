@@ -97,7 +97,7 @@ def read_completion(key: str, body: Any, *, secret: str | None = None) -> Genera
     usage = body.get("usage")
     return Generation(
         key=key,
-        text=scrub(text, [secret]),
+        text=text if secret is None else scrub(text, [secret]),
         finish_reason=finish_reason,
         prompt_tokens=_count(usage, "prompt_tokens"),
         completion_tokens=_count(usage, "completion_tokens"),
