@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from store_checks import query
 
 from fixtures.llama_server import Reply, ScriptedOpenAIServer, completion_body
 from helpers import run_cli
+from trusteval.errors import DataError
 from trusteval.models import BackendSettings, ModelSpec
 from trusteval.models.replay import create as create_replay
 from trusteval.records import GenerationParams, Request
@@ -55,7 +57,7 @@ def test_hostile_answers_become_text_or_failures_with_reasons_end_to_end(tmp_pat
                       "--model", f"openai:m?base_url={server.base_url}&api_key_env=", "--concurrency", "1",
                       "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress")  # fmt: skip
         served = sum(r.method == "POST" for r in server.seen)
-    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and run.returncode == 3, run.stderr[-3000:]  # stored, incomplete
     assert served == len(HOSTILE), "no answer was asked for twice: these failures are final"
     out = run.json()
     assert (out["generated"], out["failed"]) == (5, 3)
@@ -83,19 +85,24 @@ def _replay(path, prompts: list[str]):
     return asyncio.run(backend.generate(requests))
 
 
-def test_a_replay_file_with_a_lone_surrogate_and_a_long_answer_is_stored_repaired_and_capped(tmp_path):
+def test_a_replay_file_with_a_lone_surrogate_is_refused_naming_line_and_field(tmp_path):
     answers = tmp_path / "answers.jsonl"
-    rows = [
-        {"prompt": "p1", "response": "half \ud800 pair"},
-        {"prompt": "p2", "response": "z" * (MAX_ANSWER_CHARS + 5)},
-    ]
-    answers.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    generations = _replay(answers, ["p1", "p2"])
+    answers.write_text(
+        json.dumps({"prompt": "p1", "response": "fine"})
+        + "\n"
+        + json.dumps({"prompt": "p2", "response": "half \ud800"})
+        + "\n"
+    )
+    with pytest.raises(DataError, match="surrogate") as refused:
+        _replay(answers, ["p1"])
+    assert (refused.value.line, refused.value.field) == (2, "response")
+
+
+def test_a_long_replay_answer_is_capped_like_a_server_answer(tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"prompt": "p2", "response": "z" * (MAX_ANSWER_CHARS + 5)}) + "\n")
     store = Store.open(tmp_path / "ws")
-    store.add_generations(generations)
-    stored = dict(store.conn.execute("SELECT text, finish_reason FROM generations").fetchall())
+    store.add_generations(_replay(answers, ["p2"]))
+    stored = store.conn.execute("SELECT text, finish_reason FROM generations").fetchall()
     store.close()
-    assert stored == {
-        "half \ufffd pair": "replay+invalid_unicode_replaced",
-        "z" * MAX_ANSWER_CHARS: "replay+truncated_by_trusteval",
-    }
+    assert [tuple(row) for row in stored] == [("z" * MAX_ANSWER_CHARS, "replay+truncated_by_trusteval")]
