@@ -106,3 +106,14 @@ def test_a_long_replay_answer_is_capped_like_a_server_answer(tmp_path):
     stored = store.conn.execute("SELECT text, finish_reason FROM generations").fetchall()
     store.close()
     assert [tuple(row) for row in stored] == [("z" * MAX_ANSWER_CHARS, "replay+truncated_by_trusteval")]
+
+
+def test_a_file_over_the_read_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from trusteval.data import files
+
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"prompt": "p", "response": "r" * 2000}) + "\n")
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(files.Path, "read_bytes", lambda self: pytest.fail("the file was read"))
+    with pytest.raises(DataError, match="more than the limit of 1,000 bytes"):
+        _replay(answers, ["p"])

@@ -51,7 +51,8 @@ def read_text(path: Path) -> str:
     return text
 
 
-def check_file_size(path: Path, limit: int = MAX_FILE_BYTES) -> None:
+def check_file_size(path: Path, limit: int | None = None) -> None:
+    limit = MAX_FILE_BYTES if limit is None else limit
     size = path.stat().st_size
     if size > limit:
         raise DataError(path, f"the file has {size:,} bytes, more than the limit of {limit:,} bytes")
