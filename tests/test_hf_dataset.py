@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_env, run_cli
+from trusteval.data.hf_datasets import one_line
 from trusteval.store import Store
 
 datasets = pytest.importorskip("datasets", reason="the hfdata extra (datasets) is not installed")
@@ -161,3 +162,10 @@ def test_without_the_datasets_package_the_error_names_the_extra(tmp_path):
     done = run_cli("datasets", "show", f"hf:{tmp_path}?split=test&lang=en", env=env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == "error: this needs the 'datasets' package: pip install 'trusteval[hfdata]'"
+
+
+def test_library_reasons_are_one_line_cut_and_never_carry_the_hub_token(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_SECRETSECRET123")
+    reason = one_line(ConnectionError("401 for token hf_SECRETSECRET123\n  at line two " + "x" * 900))
+    assert "hf_SECRET" not in reason and "[redacted]" in reason and "\n" not in reason
+    assert reason.startswith("ConnectionError: 401 for token [redacted] at line two x") and len(reason) == 503

@@ -34,6 +34,7 @@ from trusteval.specs import Spec
 
 OPTIONS = FILE_OPTIONS | {"split", "config", "revision"}
 SAVED_MARKERS = ("dataset_dict.json", "state.json")
+TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 OFFLINE_HINT = (
     "offline (HF_HUB_OFFLINE=1) a Hub dataset must be in the local cache; or save it with "
     "Dataset.save_to_disk where there is network and pass the folder: hf:/path/to/folder?split=..."
@@ -65,8 +66,15 @@ def is_saved_folder(name: str) -> bool:
     return folder.is_dir() and any((folder / marker).is_file() for marker in SAVED_MARKERS)
 
 
-def one_line(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())
+def one_line(exc: BaseException, limit: int = 500) -> str:
+    """The library's reason on one line, cut to `limit`, with any Hugging Face token in the environment redacted."""
+    text = f"{type(exc).__name__}: {exc}"
+    for variable in TOKEN_VARIABLES:
+        token = os.environ.get(variable, "")
+        if len(token) >= 8:
+            text = text.replace(token, "[redacted]")
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
 def choose_split(source: str, splits: Sequence[str], wanted: str | None) -> str:
