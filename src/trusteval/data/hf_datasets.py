@@ -34,6 +34,7 @@ from trusteval.specs import Spec
 
 OPTIONS = FILE_OPTIONS | {"split", "config", "revision"}
 SAVED_MARKERS = ("dataset_dict.json", "state.json")
+BATCH_ROWS = 4096
 TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 OFFLINE_HINT = (
     "offline (HF_HUB_OFFLINE=1) a Hub dataset must be in the local cache; or save it with "
@@ -48,7 +49,7 @@ class Table(Protocol):
     split: object
 
     def __len__(self) -> int: ...
-    def to_list(self) -> list[dict[str, Any]]: ...
+    def iter(self, batch_size: int) -> Iterator[dict[str, list[Any]]]: ...
 
 
 def import_datasets() -> ModuleType:
@@ -121,16 +122,22 @@ def from_hub(datasets: ModuleType, spec: Spec) -> tuple[Table, str]:
     return loaded, str(spec.option("split"))
 
 
-def rows_sha256(rows: Sequence[dict[str, Any]]) -> str:
+def numbered_rows(table: Table) -> Iterator[Record]:
+    """(row number from 1, row) in batches from the Arrow data, so no list of every row is ever held."""
+    number = 0
+    for batch in table.iter(batch_size=BATCH_ROWS):
+        columns = list(batch)
+        for values in zip(*batch.values(), strict=True):
+            number += 1
+            yield number, dict(zip(columns, values, strict=True))
+
+
+def rows_sha256(table: Table) -> str:
     """sha256 of the rows as sorted-key JSON lines: what was read, however it was stored or fetched."""
     digest = hashlib.sha256()
-    for row in rows:
+    for _, row in numbered_rows(table):
         digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
     return digest.hexdigest()
-
-
-def numbered(rows: Sequence[dict[str, Any]]) -> Iterator[Record]:
-    return ((index + 1, row) for index, row in enumerate(rows))
 
 
 def source_key(spec: Spec, short: str, split: str | None) -> str:
@@ -154,12 +161,11 @@ def load(spec: Spec, context: DataContext) -> LoadedDataset:
     table, split = from_disk(datasets, spec) if saved else from_hub(datasets, spec)
     where = f"hf:{spec.name}" + (f"[{split}]" if split else "")
     cols = ColumnMapping(spec, where, table.column_names)
-    rows = table.to_list()
-    if not rows:
+    if len(table) == 0:
         raise DataError(where, "the split has no rows")
-    digest = rows_sha256(rows)
+    digest = rows_sha256(table)  # a first pass over the memory-mapped rows: the name carries the hash
     local = Path(spec.name).expanduser()
     short = local.resolve().name if local.is_dir() else spec.name
     name = f"hf:{short}@{content_hash({'rows_sha256': digest, 'options': spec.options})[:8]}"
-    prompts = mapped_prompts(spec, where, cols, numbered(rows), name)
+    prompts = mapped_prompts(spec, where, cols, numbered_rows(table), name)
     return LoadedDataset(name=name, prompts=prompts, sources={source_key(spec, short, split): digest})
