@@ -31,6 +31,7 @@ DATASETS.register("cold", "trusteval.data.cold:load")
 DATASETS.register("hatexplain", "trusteval.data.hatexplain:load")
 DATASETS.register("toxicspans", "trusteval.data.toxicspans:load")
 DATASETS.register("file", "trusteval.data.generic:load")
+DATASETS.register("hf", "trusteval.data.hf_datasets:load")
 DATASETS.register("social-chem-101", "trusteval.data.social_chem:load")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trusteval.errors import DataError
+from trusteval.registry import did_you_mean
 
 MAX_FIELD_CHARS = 1_000_000
 MAX_FILE_BYTES = 1024**3  # read in full into memory: a bigger file is refused before reading it
@@ -96,13 +97,14 @@ def _check_sizes(path: Path, line: int, row: dict[str, Any]) -> None:
             )
 
 
-def require_columns(path: Path, columns: Sequence[str], needed: Sequence[str]) -> None:
+def require_columns(path: str | Path, columns: Sequence[str], needed: Sequence[str]) -> None:
     missing = [c for c in needed if c not in columns]
     if missing:
+        hint = did_you_mean(missing[0], [str(c) for c in columns])
         raise DataError(
             path,
-            f"missing column(s) {', '.join(repr(c) for c in missing)}; the file has: "
-            f"{', '.join(repr(c) for c in columns) or 'no columns'}",
+            f"missing column(s) {', '.join(repr(c) for c in missing)}; the columns are: "
+            f"{', '.join(repr(c) for c in columns) or 'none'}.{hint}",
             line=1,
             field=missing[0],
         )

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from trusteval.data import LoadedDataset
-from trusteval.data.files import read_records, require_columns
+from trusteval.data.files import Record, read_records, require_columns
 from trusteval.data.sources import DataContext, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt, content_hash
@@ -58,7 +58,7 @@ def cell_text(value: Any) -> str:
 class ColumnMapping:
     """Which column holds what, checked against the file's header."""
 
-    def __init__(self, spec: Spec, path: Path, columns: Sequence[str]) -> None:
+    def __init__(self, spec: Spec, path: str | Path, columns: Sequence[str]) -> None:
         self.text = spec.option("text", "text") or "text"
         self.label = self._optional(spec, "label", columns)
         self.category = self._optional(spec, "category", columns)
@@ -81,7 +81,7 @@ class ColumnMapping:
         return key if key in columns else None
 
 
-def _cell(path: Path, line: int, row: Mapping[str, Any], column: str) -> str:
+def _cell(path: str | Path, line: int, row: Mapping[str, Any], column: str) -> str:
     if column not in row:
         raise DataError(path, "missing field", line=line, field=column)
     return cell_text(row[column]).strip()
@@ -90,7 +90,7 @@ def _cell(path: Path, line: int, row: Mapping[str, Any], column: str) -> str:
 class RowReader:
     """Turns one record into a Prompt, or says exactly what is wrong with it."""
 
-    def __init__(self, path: Path, cols: ColumnMapping, labels: dict[str, int], mapped: bool, name: str) -> None:
+    def __init__(self, path: str | Path, cols: ColumnMapping, labels: dict[str, int], mapped: bool, name: str) -> None:
         self.path, self.cols, self.labels, self.name = path, cols, labels, name
         self.hint = "" if mapped else " (map other values with ?label_map=VALUE:1,VALUE:0)"
 
@@ -143,18 +143,29 @@ def load(spec: Spec, context: DataContext) -> LoadedDataset:
     cols = ColumnMapping(spec, path, list(records[0][1]))
     digest = sha256_file(path)
     name = f"file:{path.stem}@{content_hash({'sha256': digest, 'options': spec.options})[:8]}"
-    reader = RowReader(path, cols, parse_label_map(spec.option("label_map")), "label_map" in spec.options, name)
+    prompts = mapped_prompts(spec, path, cols, records, name)
+    return LoadedDataset(name=name, prompts=prompts, sources={f"file:{path.name}": digest})
+
+
+def mapped_prompts(
+    spec: Spec, where: str | Path, cols: ColumnMapping, records: Iterable[Record], name: str
+) -> list[Prompt]:
+    """Every record as a Prompt under the spec's column mapping and label map; ids must be unique.
+
+    Shared by every loader of user data (`file:`, `hf:`), so they accept the same options and give the same
+    errors; `where` names the source in those errors."""
+    reader = RowReader(where, cols, parse_label_map(spec.option("label_map")), "label_map" in spec.options, name)
     prompts: list[Prompt] = []
     first_line: dict[str, int] = {}
     for line, row in records:
         prompt = reader.prompt(line, row)
         if prompt.id in first_line:
             raise DataError(
-                path, f"duplicate id {prompt.id!r} (first on line {first_line[prompt.id]})", line=line, field=cols.id
+                where, f"duplicate id {prompt.id!r} (first on line {first_line[prompt.id]})", line=line, field=cols.id
             )
         first_line[prompt.id] = line
         prompts.append(prompt)
-    return LoadedDataset(name=name, prompts=prompts, sources={f"file:{path.name}": digest})
+    return prompts
 
 
 def count_summary(prompts: Sequence[Prompt]) -> str:
