@@ -141,7 +141,9 @@ def test_filters_and_an_empty_selection(store_with_runs):
     with pytest.raises(UsageError, match="dataset hatexplain"):
         _tables(folder, dataset="hatexplain")
     with pytest.raises(UsageError, match="tables cover"):
-        _tables(folder, benchmark="trustgpt-toxicity")
+        _tables(folder, benchmark="no-such-benchmark")
+    with pytest.raises(UsageError, match=r"no runs of .*trustgpt-toxicity.* match benchmark trustgpt-toxicity"):
+        _tables(folder, benchmark="trustgpt-toxicity")  # TrustGPT is covered; this store has no such run
 
 
 def test_scorer_validation_note_is_printed_under_tables_5_to_8(store_with_runs, data_dir, cache_dir):

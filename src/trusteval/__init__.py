@@ -1,3 +1,21 @@
-"""trusteval: measure how trustworthy a large language model is (TrustGPT and TrustEval, end to end)."""
+"""trusteval: measure how trustworthy a large language model is (TrustGPT and TrustEval, end to end).
+
+The Python API (docs/api.md) is imported on first use, so `import trusteval` stays cheap:
+`trusteval.runs(store)`, `trusteval.rows(store, run_id)`, `trusteval.metrics(store, run_id)`, `trusteval.run(spec)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["__version__", "metrics", "rows", "run", "runs"]
+_API = {"metrics", "rows", "run", "runs", "run_coroutine"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from trusteval import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'trusteval' has no attribute {name!r}")

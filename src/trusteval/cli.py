@@ -110,10 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     _run_parser(commands)
 
     report = commands.add_parser("report", help="print the tables of a stored run")
-    report.add_argument("run_id", nargs="?", help="run id (default: the latest run)")
+    report.add_argument("run_ids", nargs="*", metavar="RUN", help="run ids (default: the latest run)")
     report.add_argument("--store", default=None, help="workspace folder")
     report.add_argument("--json", action="store_true", help="print metrics as JSON")
     report.add_argument("--out", help="also write Markdown, CSV and LaTeX tables (and plots) to this folder")
+    report.add_argument("--html", metavar="FILE", help="also write one self-contained HTML report to FILE")
+    report.add_argument(
+        "--samples", type=int, metavar="N", help="with --html: at most N rows in the sample browser, worst first"
+    )
     report.set_defaults(handler=cmd_report)
 
     export = commands.add_parser("export", help="write a run's rows (prompt, response, scores, labels)")
@@ -232,33 +236,67 @@ def cmd_report(args: argparse.Namespace) -> int:
     from trusteval.report.tables import print_tables, write_tables
     from trusteval.run_owner import run_status
 
-    store, run_id = _open_run(args.store, args.run_id)
+    limit = _samples(args.samples)
+    store, run_id = _open_run(args.store, args.run_ids[0] if args.run_ids else None)
+    run_ids = args.run_ids or [run_id]
     try:
-        results = report(store, run_id)
-        status = run_status(store, run_id, (store.run_info(run_id) or {}).get("status", ""))
+        for other in run_ids[1:]:
+            _check_run(store, other)
+        found = {r: report(store, r) for r in run_ids}
+        statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
+        timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
+        if args.html:
+            from trusteval.report.html_write import write_runs_html
+
+            print(write_runs_html(store, run_ids, Path(args.html), limit), file=sys.stderr)
     finally:
         store.close()
     if args.json:
-        print_json({"run_id": run_id, "status": status, "metrics": results.metrics})
+        if len(run_ids) == 1:
+            print_json({"run_id": run_id, "status": statuses[run_id], "metrics": found[run_id].metrics})
+        else:
+            print_json({"runs": {r: {"status": statuses[r], "metrics": res.metrics} for r, res in found.items()}})
     else:
-        print_tables(results.tables, Console())
+        for results, times in zip(found.values(), timings, strict=True):
+            print_tables(results.tables, Console())
+            if times:
+                print("stage times (latest invocation): " + ", ".join(f"{k} {v:.2f} s" for k, v in times.items()))
     if args.out:
         from trusteval.pipeline import plot_notes
 
-        try:
-            write_tables(results.tables, Path(args.out))
-            notes = plot_notes(results.metrics, Path(args.out))
-        except OSError as exc:
-            raise UsageError(f"flag --out: cannot write the tables to '{args.out}': {_os_reason(exc)}") from None
+        notes: list[str] = []
+        for r, results in found.items():
+            folder = Path(args.out) if len(run_ids) == 1 else Path(args.out) / r
+            try:
+                write_tables(results.tables, folder)
+                notes += plot_notes(results.metrics, folder)
+            except OSError as exc:
+                raise UsageError(f"flag --out: cannot write the tables to '{folder}': {_os_reason(exc)}") from None
         for note in notes:
             print(one_line(note), file=sys.stderr)
-    if status != "complete":  # after --out, so an output error stays the one line on stderr
-        print(f"run {run_id} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
+    for r, status in statuses.items():  # after --out, so an output error stays the one line on stderr
+        if status != "complete":
+            print(f"run {r} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
     return 0
 
 
 def _os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
+
+
+def _samples(value: int | None) -> int | None:
+    from trusteval.errors import UsageError
+
+    if value is not None and value < 0:
+        raise UsageError(f"flag --samples {value}: use 0 or more")
+    return value
+
+
+def _check_run(store: Any, run_id: str) -> None:
+    from trusteval.errors import UsageError
+
+    if store.run_info(run_id) is None:
+        raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

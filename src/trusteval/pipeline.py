@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,7 +102,10 @@ def backend_settings(spec: RunSpec, env: Mapping[str, str]) -> BackendSettings:
 
 
 def execute(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink | None = None) -> RunSummary:
-    return asyncio.run(execute_async(spec, env=env, progress=progress or NullProgress()))
+    """Run a spec to the end; inside a running event loop (a notebook) the run goes on a worker thread."""
+    from trusteval.api import run_coroutine
+
+    return run_coroutine(execute_async(spec, env=env, progress=progress or NullProgress()))
 
 
 async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink) -> RunSummary:
@@ -157,11 +161,19 @@ async def _generate_score_report(
 ) -> RunSummary:
     run_id = spec.run_id
     summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
+    clock = time.monotonic()
     await generate_stage(store, plan, models, settings, progress, summary)
+    timings = {"generate": time.monotonic() - clock}
     items = store.run_items(run_id)
     for task in tasks:
+        clock = time.monotonic()
         await score_stage(store, items, task, progress, summary)
+        timings[f"score {task.name}"] = time.monotonic() - clock
+    clock = time.monotonic()
     results = stored_results(store, run_id, benchmark, items)
+    timings["aggregate"] = time.monotonic() - clock
+    # of the latest invocation (a resumed run reuses stored work); pairs, to keep the stage order in the JSON
+    store.put_aggregate(run_id, "timings", list(timings.items()))
     summary.metrics, summary.tables = results.metrics, results.tables
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])

@@ -14,4 +14,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trusteval.commands.scorers",
     "trusteval.commands.translate",
     "trusteval.commands.merge",
+    "trusteval.commands.compare",
 )

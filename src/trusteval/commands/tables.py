@@ -1,10 +1,11 @@
-"""`trusteval tables`: the TrustEval paper's Tables 5 to 10 from every matching run in a store.
+"""`trusteval tables`: the TrustEval paper's Tables 5 to 10 and TrustGPT's tables from every matching run.
 
     trusteval tables --store DIR [--benchmark B] [--dataset D] [--runs id,id] [--format md,csv,tex]
-                     [--out DIR] [--p-adjust none|holm] [--resamples N] [--json]
+                     [--out DIR] [--p-adjust none|holm] [--resamples N] [--json] [--html FILE]
 
 One row per model; a model found in several runs of the same benchmark and dataset takes its latest run (a
-note says so). Tables are printed, and written in each format to --out (default <store>/reports/tables).
+note says so). Tables are printed, and written in each format to --out (default <store>/reports/tables);
+TrustGPT adds the most toxic responses per model. --html also writes one self-contained page.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ FORMATS = ("md", "csv", "tex")
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("tables", help="the paper's tables (5-10) from every matching run in a store")
+    parser = commands.add_parser(
+        "tables", help="the papers' tables (TrustEval 5-10, TrustGPT) from every matching run in a store"
+    )
     parser.add_argument("--store", default=None, help="workspace folder (default ./trusteval-workspace)")
-    parser.add_argument("--benchmark", help="only runs of this benchmark (trusteval-toxicity, -bias, -avoidance)")
+    parser.add_argument("--benchmark", help="only runs of this benchmark (trusteval-*, trustgpt-*)")
     parser.add_argument("--dataset", help="only runs on this dataset (e.g. cold, or the spec given to run)")
     parser.add_argument("--runs", help="only these comma-separated run ids")
     parser.add_argument("--format", default="md,csv,tex", help="comma-separated: md, csv, tex (default all)")
@@ -34,6 +37,10 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--resamples", type=int, help="bootstrap resamples (default: each run's own, 1000)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with every table and metric")
+    parser.add_argument("--html", metavar="FILE", help="also write one self-contained HTML report to FILE")
+    parser.add_argument(
+        "--samples", type=int, metavar="N", help="with --html: at most N rows in the sample browser, worst first"
+    )
     parser.set_defaults(handler=cmd_tables)
 
 
@@ -50,13 +57,14 @@ def _formats(value: str) -> list[str]:
 def cmd_tables(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from trusteval.cli import _store_folder
+    from trusteval.cli import _samples, _store_folder
     from trusteval.errors import UsageError
     from trusteval.report.collect import build_tables
     from trusteval.report.tables import write_tables
     from trusteval.store import STORE_FILENAME, Store
 
     formats = _formats(args.format)
+    limit = _samples(args.samples)
     if args.resamples is not None and args.resamples < 10:
         raise UsageError(f"flag --resamples {args.resamples}: use at least 10")
     folder = _store_folder(args.store)
@@ -74,6 +82,13 @@ def cmd_tables(args: argparse.Namespace) -> int:
             adjustment=args.p_adjust,
             resamples=args.resamples,
         )
+        if args.html:
+            from trusteval.report.html_write import write_tables_html
+
+            # TrustGPT groups keep their metrics under "metrics", TrustEval groups spread them in the entry
+            figures = [(m["benchmark"], m.get("metrics", m)) for m in collected.metrics if "benchmark" in m]
+            used = _runs_used(collected.metrics)
+            print(write_tables_html(store, collected.tables, used, Path(args.html), figures, limit), file=sys.stderr)
     finally:
         store.close()
     out = Path(args.out) if args.out else Path(folder) / "reports" / "tables"
@@ -92,6 +107,15 @@ def cmd_tables(args: argparse.Namespace) -> int:
         print_tables(collected.tables, Console())
     print(one_line(f"{len(written)} table files written to {out}"), file=sys.stderr)
     return 0
+
+
+def _runs_used(metrics: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Run id -> the models whose rows the tables took from it."""
+    used: dict[str, list[str]] = {}
+    for group in metrics:
+        for model, run_id in (group.get("runs") or {}).items():
+            used.setdefault(run_id, []).append(model)
+    return used
 
 
 def _check_runs(store: Any, run_ids: list[str] | None) -> None:

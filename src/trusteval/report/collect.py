@@ -81,8 +81,11 @@ def find_runs(
     store: Store, *, benchmark: str | None = None, dataset: str | None = None, run_ids: Sequence[str] | None = None
 ) -> list[StoredRun]:
     """Runs of the table benchmarks that match the filters, newest first."""
-    if benchmark is not None and benchmark not in TABLE_BENCHMARKS:
-        raise UsageError(f"tables cover the benchmarks {', '.join(TABLE_BENCHMARKS)}, not '{benchmark}'")
+    from trusteval.report.trustgpt_collect import TRUSTGPT_BENCHMARKS
+
+    if benchmark is not None and benchmark not in (*TABLE_BENCHMARKS, *TRUSTGPT_BENCHMARKS):
+        known = ", ".join((*TABLE_BENCHMARKS, *TRUSTGPT_BENCHMARKS))
+        raise UsageError(f"tables cover the benchmarks {known}, not '{benchmark}'")
     rows = store.conn.execute("SELECT run_id, benchmark, dataset, spec, updated_at FROM runs ORDER BY updated_at DESC")
     found = []
     for row in rows:
@@ -256,6 +259,11 @@ def build_tables(
         out.tables += [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
         out.metrics.append({"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,
                             "runs": {m: r.run_id for m, r in group.models.items()}, **metrics})  # fmt: skip
+    from trusteval.report.trustgpt_collect import trustgpt_tables_for
+
+    trustgpt, trustgpt_metrics = trustgpt_tables_for(store, benchmark, dataset, run_ids)
+    out.tables += trustgpt
+    out.metrics += trustgpt_metrics
     if benchmark in (None, "trusteval-avoidance") and dataset is None:
         validations = stored_validations(store, run_ids)
         if validations:
@@ -326,9 +334,11 @@ def _unique_names(tables: list[Table]) -> list[Table]:
 
 
 def _nothing_matches(store: Store, benchmark, dataset, run_ids) -> str:
+    from trusteval.report.trustgpt_collect import TRUSTGPT_BENCHMARKS
+
     wanted = ", ".join(f"{k} {v}" for k, v in (("benchmark", benchmark), ("dataset", dataset), ("runs", run_ids)) if v)
     return (
-        f"no runs of {', '.join(TABLE_BENCHMARKS)} in the store '{store.path}'"
+        f"no runs of {', '.join((*TABLE_BENCHMARKS, *TRUSTGPT_BENCHMARKS))} in the store '{store.path}'"
         + (f" match {wanted}" if wanted else "")
         + "; `trusteval runs --store ...` lists what is there"
     )

@@ -44,6 +44,23 @@ def _short(model: str, limit: int = 40) -> str:
     return model if len(model) <= limit else "…" + model[-(limit - 1) :]
 
 
+def _scorer(metrics: Metrics, kind: str) -> str:
+    """ ", scorer X" for a title, or nothing when the metrics do not name one."""
+    name = (metrics.get("scorers") or {}).get(kind)
+    return f", {kind} scorer {_short(str(name), 36)}" if name else ""
+
+
+def _title(model: str, measure: str) -> str:
+    return f"{_short(model)}\n{measure}"
+
+
+def _from_zero(ax: Any, values: Sequence[float], full_scale: float) -> None:
+    """Rates start at 0; with every rate 0 the axis shows the full scale instead of a band around 0."""
+    finite = [v for v in values if not math.isnan(v)]
+    top = ax.get_ylim()[1]
+    ax.set_ylim(0, top if finite and max(finite) > 0 else full_scale)
+
+
 # -- TrustGPT toxicity -------------------------------------------------------------------------------------
 
 
@@ -60,7 +77,8 @@ def toxicity_distribution(metrics: Metrics) -> Any:
             total = sum(counts)
             density = [c / (total * width) if total else 0.0 for c in counts]
             ax.step(centers, density, where="mid", label=f"{word} (n={total})")
-        ax.set(title=_short(model), xlabel="toxicity", ylabel="density", xlim=(0, 1))
+        measure = "toxicity distribution" + _scorer(metrics, "toxicity")
+        ax.set(title=_title(model, measure), xlabel="toxicity", ylabel="density", xlim=(0, 1))
         ax.legend(fontsize="small")
     return figure
 
@@ -71,16 +89,18 @@ def toxicity_length(metrics: Metrics) -> Any:
     figure, axes = _figure(len(models))
     for ax, (model, m) in zip(axes, models.items(), strict=True):
         bins = m["length"]
-        x = list(range(len(bins)))
+        # a numeric axis: each bin at its length (the last, open bin at the middle of its range), so gaps in
+        # the lengths show as gaps rather than as evenly spaced categories
+        x = [(b["low"] + b["high"]) / 2 for b in bins]
+        widths = [max(0.8, (b["high"] - b["low"] + 1) * 0.8) for b in bins]
         counts = ax.twinx()
-        counts.bar(x, [b["count"] for b in bins], color="0.85", width=0.8)
+        counts.bar(x, [b["count"] for b in bins], color="0.85", width=widths)
         counts.set_ylabel("responses")
         ax.set_zorder(counts.get_zorder() + 1)
         ax.patch.set_visible(False)
         ax.plot(x, [b["average_toxicity"] for b in bins], marker="o")
-        step = max(1, math.ceil(len(bins) / 10))
-        ax.set_xticks(x[::step], [b["bin"] for b in bins][::step])
-        ax.set(title=_short(model), xlabel="response length (words)", ylabel="average toxicity")
+        measure = "average toxicity by length" + _scorer(metrics, "toxicity")
+        ax.set(title=_title(model, measure), xlabel="response length (words)", ylabel="average toxicity")
     return figure
 
 
@@ -102,7 +122,7 @@ def bias_groups(metrics: Metrics) -> Any:
             ax.plot(x, [mean_t + slope * (xi - mean_x) for xi in x], label=f"slope k = {slope:.4f}")
             ax.legend(fontsize="small")
         ax.set_xticks(x, [g for g, _ in pairs], rotation=45, ha="right")
-        ax.set(title=_short(model), ylabel="average toxicity")
+        ax.set(title=_title(model, "group toxicity" + _scorer(metrics, "toxicity")), ylabel="average toxicity")
     return figure
 
 
@@ -122,7 +142,7 @@ def bias_pvalues(metrics: Metrics) -> Any:
         for i, row in enumerate(matrix):
             for j, value in enumerate(row):
                 ax.text(j, i, "n/a" if math.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
-        ax.set_title(_short(model) + (" (Holm)" if adjusted else ""))
+        ax.set_title(_title(model, "Mann-Whitney U p-values" + (" (Holm)" if adjusted else "")))
     if image is not None:
         figure.colorbar(image, ax=axes, label="p-value", shrink=0.8)
     return figure
@@ -150,6 +170,8 @@ def _grouped_bars(
     ax.set_xticks(range(len(categories)), categories, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
+    values = [v for estimates in series.values() for v in _finite([e["value"] for e in estimates])]
+    _from_zero(ax, values, 100.0 if "%" in ylabel else 1.0)
 
 
 def bias_rta(metrics: Metrics) -> Any:
@@ -158,6 +180,7 @@ def bias_rta(metrics: Metrics) -> Any:
     figure, (ax,) = _figure(1, width=7.0)
     series = {model: [m["by_group"][g]["rta"] for g in groups] for model, m in metrics["models"].items()}
     _grouped_bars(ax, series, groups, "RtA (%)")
+    ax.set_title("RtA per group" + _scorer(metrics, "refusal"))
     return figure
 
 
@@ -169,8 +192,15 @@ def ava_accuracy(metrics: Metrics) -> Any:
     figure, (ax,) = _figure(1, width=6.0)
     models = metrics["models"]
     series = {kind: [m[kind] for m in models.values()] for kind in ("hard", "soft")}
-    _grouped_bars(ax, series, [_short(m, 24) for m in models], "accuracy (%)")
+    labels = [f"{_short(m, 24)}\n{_unparsed(v)}" for m, v in models.items()]
+    _grouped_bars(ax, series, labels, "accuracy (%)")
+    ax.set_title("AVA accuracy (unparsed answers count as wrong)")
     return figure
+
+
+def _unparsed(model: Mapping[str, Any]) -> str:
+    answers, unparsed = model.get("answers") or 0, model.get("unparsed") or 0
+    return f"unparsed {unparsed}/{answers} ({100 * unparsed / answers:.0f}%)" if answers else "no answers"
 
 
 def pva_rta(metrics: Metrics) -> Any:
@@ -179,6 +209,7 @@ def pva_rta(metrics: Metrics) -> Any:
     models = metrics["models"]
     series = {f"{label} norms": [m[label]["rta"] for m in models.values()] for label in metrics["labels"]}
     _grouped_bars(ax, series, [_short(m, 24) for m in models], "RtA (%)")
+    ax.set_title("PVA refusal rate (RtA)" + _scorer(metrics, "refusal"))
     return figure
 
 
@@ -211,6 +242,21 @@ def write_plots(metrics: Metrics, folder: Path, formats: Sequence[str] = FORMATS
             figure.savefig(path, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
             written.append(path)
     return written
+
+
+def figure_svgs(metrics: Metrics) -> list[tuple[str, str]]:
+    """The benchmark's figures as SVG documents (name, text), for pages that embed them."""
+    import io
+
+    builders = PLOTS.get(str(metrics.get("benchmark")), ())
+    if not builders or not metrics.get("models"):
+        return []
+    found = []
+    for name, build in builders:
+        buffer = io.StringIO()
+        build(metrics).savefig(buffer, format="svg", metadata={"Date": None})
+        found.append((name, buffer.getvalue()))
+    return found
 
 
 def write_plots_if_possible(metrics: Metrics, folder: Path) -> tuple[list[Path], str | None]:

@@ -1,0 +1,147 @@
+"""`trusteval compare RUN_A RUN_B`: every metric the two runs share, side by side, with B - A and a test.
+
+Models are paired by name; when each run has exactly one model (a checkpoint before and after tuning) that
+pair is compared whatever the names. Stored metrics are compared by the normal approximation from their
+intervals; per-prompt scores (each task's mean over seeds per prompt) are paired on the prompts both runs
+evaluated, with a bootstrap interval and a paired permutation test (metrics.compare).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trusteval.errors import UsageError
+from trusteval.metrics.compare import Difference, interval_difference, paired_difference
+from trusteval.report.export import export_records
+from trusteval.report.tables import Table
+from trusteval.store import Store
+
+COLUMNS = ("Metric", "A", "B", "B - A", "95% interval", "p", "n", "test")
+Leaf = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    pairs: dict[str, str]  # model in A -> model in B
+    rows: list[tuple[str, Difference]]
+
+    def table(self) -> Table:
+        def interval(d: Difference) -> str:
+            return "n/a" if math.isnan(d.low) else f"[{d.low:.3f}, {d.high:.3f}]"
+
+        rows = tuple((name, d.a, d.b, d.diff, interval(d), d.p, d.n, d.test) for name, d in self.rows)
+        pairs = "; ".join(f"{a} (A) vs {b} (B)" for a, b in self.pairs.items())
+        notes = (
+            f"A = run {self.run_a}, B = run {self.run_b}; models: {pairs}.",
+            "test 'permutation': per-prompt values paired over shared prompts, bootstrap interval, two-sided "
+            "paired permutation test. Test 'z': normal approximation from each run's 95% interval (runs taken "
+            "as independent). No correction for the number of metrics.",
+        )
+        return Table("compare", f"Run {self.run_b} against run {self.run_a}", COLUMNS, rows, notes, digits=3)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_a": self.run_a, "run_b": self.run_b, "pairs": self.pairs,
+                "metrics": [{"metric": name, **d.__dict__} for name, d in self.rows]}  # fmt: skip
+
+
+def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Leaf]]:
+    """Estimates ({value, low, high}) and plain numbers in a metrics tree, by path."""
+    if isinstance(value, Mapping):
+        if {"value", "low", "high"} <= value.keys():
+            yield path, dict(value)
+            return
+        for key, inner in value.items():
+            yield from _leaves(inner, (*path, str(key)))
+    elif isinstance(value, float):  # a statistic without an interval (a slope, a std); ints are counts: left out
+        yield path, {"value": value, "low": float("nan"), "high": float("nan"), "n": 0}
+
+
+def pair_models(models_a: list[str], models_b: list[str]) -> dict[str, str]:
+    if len(models_a) == 1 and len(models_b) == 1:
+        return {models_a[0]: models_b[0]}
+    shared = {m: m for m in models_a if m in models_b}
+    if not shared:
+        raise UsageError("the runs share no model name: compare runs of one model each, or of the same models")
+    return shared
+
+
+def _renamed(metrics: Mapping[str, Any], names: Mapping[str, str]) -> dict[tuple[str, ...], Leaf]:
+    found = {}
+    for path, leaf in _leaves(metrics):
+        if len(path) > 1 and path[0] == "models":
+            if path[1] not in names:
+                continue
+            path = ("models", names[path[1]], *path[2:])
+        found[path] = leaf
+    return found
+
+
+def _label(path: tuple[str, ...], single: bool) -> str:
+    parts = list(path[2:] if single and path[:1] == ("models",) else path[1:] if path[:1] == ("models",) else path)
+    return " / ".join(parts) or "value"
+
+
+def stored_rows(metrics_a: Mapping, metrics_b: Mapping, pairs: Mapping[str, str]) -> list[tuple[str, Difference]]:
+    a = _renamed(metrics_a, {m: m for m in pairs})
+    b = _renamed(metrics_b, {mb: ma for ma, mb in pairs.items()})
+    rows = []
+    for path in a.keys() & b.keys():
+        if path[-1] in {"n", "seed_std"} or "seed_values" in path or "histogram" in path[-1]:
+            continue
+        if math.isnan(a[path]["value"]) and math.isnan(b[path]["value"]):
+            continue
+        rows.append((_label(path, len(pairs) == 1), path, interval_difference(a[path], b[path])))
+    return [(label, d) for label, _, d in sorted(rows, key=lambda r: r[1])]
+
+
+def per_prompt_values(store: Store, run_id: str) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
+    """model -> task -> (dataset, prompt id) -> mean score over seeds (response-side tasks, ok scores only)."""
+    sums: dict[str, dict[str, dict[tuple[str, str], list[float]]]] = {}
+    for row in export_records(store, run_id):
+        for task in store.aggregate(run_id, "tasks") or {}:
+            value = row.get(task)
+            if task.startswith("prompt") or row.get(f"{task}_status") != "ok" or value is None:
+                continue
+            key = (row["dataset"], row["prompt_id"])
+            sums.setdefault(row["model"], {}).setdefault(task, {}).setdefault(key, []).append(float(value))
+    return {
+        m: {t: {k: float(np.mean(v)) for k, v in by.items()} for t, by in tasks.items()} for m, tasks in sums.items()
+    }
+
+
+def paired_rows(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str], resamples: int) -> list:
+    values_a, values_b = per_prompt_values(store, run_a), per_prompt_values(store, run_b)
+    rows = []
+    for model_a, model_b in pairs.items():
+        for task, by_a in values_a.get(model_a, {}).items():
+            by_b = values_b.get(model_b, {}).get(task, {})
+            shared = sorted(by_a.keys() & by_b.keys())
+            if not shared:
+                continue
+            a = np.array([by_a[k] for k in shared])
+            b = np.array([by_b[k] for k in shared])
+            prefix = "" if len(pairs) == 1 else f"{model_a} / "
+            rows.append((f"{prefix}{task} (per-prompt mean)", paired_difference(a, b, resamples)))
+    return rows
+
+
+def compare_runs(store: Store, run_a: str, run_b: str, resamples: int = 2000) -> Comparison:
+    from trusteval.pipeline import report
+
+    for run_id in (run_a, run_b):
+        if store.run_info(run_id) is None:
+            raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")
+    spec_a, spec_b = (store.run_info(r)["spec"] for r in (run_a, run_b))
+    pairs = pair_models(list(spec_a["models"]), list(spec_b["models"]))
+    rows = paired_rows(store, run_a, run_b, pairs, resamples)
+    rows += stored_rows(report(store, run_a).metrics, report(store, run_b).metrics, pairs)
+    if not rows:
+        raise UsageError(f"runs {run_a} and {run_b} share no metric (different benchmarks?)")
+    return Comparison(run_a, run_b, pairs, rows)

@@ -1,0 +1,35 @@
+"""Tables that fit the terminal: long model names (specs, paths) become M1, M2, ... with a legend below.
+
+A run of `replay:/long/path/answers.jsonl` against another model at 80 columns otherwise shows both as
+`replay:...`, and the per-seed tables as columns of cut-off numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from trusteval.report.tables import Table, format_cell
+
+SHORT_NAME = 14  # names up to this long stay as they are
+
+
+def needed_width(table: Table) -> int:
+    """Characters a rich table with default padding and borders needs for this table."""
+    widths = []
+    for index, column in enumerate(table.columns):
+        cells = [format_cell(row[index], table.digits, table.show_intervals) for row in table.rows if index < len(row)]
+        widths.append(max([len(column), *(len(c) for c in cells)]))
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def abbreviate(table: Table, width: int) -> tuple[Table, list[str]]:
+    """The table, its long first-column names replaced by codes when it is wider than `width`, and the legend."""
+    if needed_width(table) <= width or table.columns[:1] != ("Model",):
+        return table, []  # only model names are abbreviated: a metric name or class is the row's meaning
+    names = [str(row[0]) for row in table.rows if row]
+    long = [name for name in dict.fromkeys(names) if len(name) > SHORT_NAME]
+    if not long:
+        return table, []
+    codes = {name: f"M{index}" for index, name in enumerate(long, start=1)}
+    rows = tuple((codes.get(str(row[0]), row[0]), *row[1:]) if row else row for row in table.rows)
+    return replace(table, rows=rows), [f"{code} = {name}" for name, code in codes.items()]

@@ -1,0 +1,44 @@
+"""Writing the HTML report of runs (`trusteval report --html`) or of a store's tables (`trusteval tables --html`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from trusteval.errors import UsageError
+from trusteval.report.html import render_html
+from trusteval.report.html_data import ReportDoc, runs_doc, tables_doc
+from trusteval.report.tables import Table
+from trusteval.store import Store
+
+
+def write_html(doc: ReportDoc, path: Path) -> str:
+    """Write the page through a temporary file (a reader never sees half a page); the line to print."""
+    text = render_html(doc)
+    temporary = path.with_name(path.name + ".part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UsageError(f"cannot write the HTML report to '{path}': {exc.strerror or exc}") from exc
+    size = len(text.encode("utf-8"))
+    return f"HTML report written to {path} ({size / 1e6:.1f} MB, {len(doc.samples)} sample rows)"
+
+
+def write_runs_html(store: Store, run_ids: Sequence[str], path: Path, samples_limit: int | None = None) -> str:
+    return write_html(runs_doc(store, run_ids, samples_limit), path)
+
+
+def write_tables_html(
+    store: Store,
+    tables: Sequence[Table],
+    used: Mapping[str, Sequence[str]],
+    path: Path,
+    figure_metrics: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    samples_limit: int | None = None,
+) -> str:
+    return write_html(tables_doc(store, tables, used, figure_metrics, samples_limit), path)

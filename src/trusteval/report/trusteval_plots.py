@@ -1,0 +1,64 @@
+"""Figures of the TrustEval benchmarks for the HTML report, drawn from a run's metrics like `report.plots`.
+
+- trusteval-toxicity: T2T, NT2T and TT per model with their 95% intervals (Table 5 as bars);
+- trusteval-bias: TT per attribute class per model with intervals (the disparity behind sigma and delta);
+- trusteval-avoidance: the avoidance rate per class per model with intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trusteval.report.plots import Metrics, _figure, _grouped_bars
+
+NAN_ESTIMATE = {"value": float("nan"), "low": float("nan"), "high": float("nan")}
+
+
+def toxicity_categories(metrics: Metrics) -> Any:
+    figure, (ax,) = _figure(1, width=7.0)
+    categories = ["T2T", "NT2T", "TT"]
+    series = {model: [m["overall"].get(c, NAN_ESTIMATE) for c in categories] for model, m in metrics["models"].items()}
+    _grouped_bars(ax, series, categories, "% of prompt-response pairs")
+    ax.set_title(f"Toxicity categories ({metrics.get('dataset', '')}), 95% intervals")
+    return figure
+
+
+def _per_class(metrics: Metrics, pick: Any, ylabel: str, title: str) -> Any:
+    classes = [str(c) for c in metrics.get("classes") or []]
+    figure, (ax,) = _figure(1, width=max(6.0, 0.6 * len(classes) * max(1, len(metrics["models"]))))
+    series = {model: [pick(m, c) or NAN_ESTIMATE for c in classes] for model, m in metrics["models"].items()}
+    _grouped_bars(ax, series, classes, ylabel)
+    ax.set_title(title)
+    return figure
+
+
+def bias_by_class(metrics: Metrics) -> Any:
+    return _per_class(metrics, lambda m, c: (m.get("tt") or {}).get(c), "TT (%)",
+                      f"Total toxicity per attribute class ({metrics.get('dataset', '')}), 95% intervals")  # fmt: skip
+
+
+def avoidance_by_class(metrics: Metrics) -> Any:
+    judge = (metrics.get("judge") or {}).get("judge", "")
+    return _per_class(metrics, lambda m, c: m.get(c), "avoidance (%)",
+                      f"Avoidance per class, judge {judge}, 95% intervals")  # fmt: skip
+
+
+TRUSTEVAL_PLOTS = {
+    "trusteval-toxicity": (("trusteval_toxicity_categories", toxicity_categories),),
+    "trusteval-bias": (("trusteval_bias_by_class", bias_by_class),),
+    "trusteval-avoidance": (("trusteval_avoidance_by_class", avoidance_by_class),),
+}
+
+
+def trusteval_svgs(benchmark: str, metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
+    import io
+
+    if not metrics.get("models"):
+        return []
+    found = []
+    for name, build in TRUSTEVAL_PLOTS.get(benchmark, ()):
+        buffer = io.StringIO()
+        build(metrics).savefig(buffer, format="svg", metadata={"Date": None})
+        found.append((name, buffer.getvalue()))
+    return found

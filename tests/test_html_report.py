@@ -1,0 +1,264 @@
+"""The HTML report (`trusteval report --html`, `trusteval tables --html`), rendered in headless Chromium.
+
+Runs of a hostile persona (responses with `<script>` and `onerror=`) and a calm one go through the real
+pipeline; the page is opened by Debian's `chromium` and its DOM after scripts ran is checked: tables, figures,
+the sample browser's filter (read from location.hash), and that no injected script changed the title.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import resource
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from trusteval.config import build_run_spec
+from trusteval.models import BACKENDS
+from trusteval.pipeline import execute
+from trusteval.records import Generation, Request
+from trusteval.report.html import extremes, render_html, script_json
+from trusteval.report.html_data import ReportDoc, Sample
+from trusteval.report.tables import Table
+
+TITLE_MARK = "PWNED"
+HOSTILE = (
+    f"<script>document.title='{TITLE_MARK}'</script><img src=x onerror=\"document.title='{TITLE_MARK}'\">"
+    "</script><!-- 你这个傻子"
+)
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync", "--hide-scrollbars")  # fmt: skip
+
+
+class Persona:
+    """`persona:hostile` answers with markup on even seeds and echoes the prompt on odd ones; `persona:calm`
+    answers politely; `persona:<script>` is a hostile model name."""
+
+    batch_size = 16
+    max_concurrency = 1
+
+    def __init__(self, spec, settings):
+        self.name = spec.name
+
+    async def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        return [Generation(r.key, self._answer(r.messages[-1][1], r.seed)) for r in requests]
+
+    def _answer(self, text: str, seed: int) -> str:
+        if self.name == "hostile":
+            return HOSTILE if seed % 2 == 0 else text
+        return "谢谢你的分享，我们应该尊重每一个人。"
+
+    async def aclose(self):
+        return None
+
+    def describe(self):
+        return {"backend": "persona"}
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI") == "true":
+        pytest.fail("chromium is not installed: CI must install Debian's `chromium` package (see .ci/run)")
+    pytest.skip("chromium is not installed (apt-get install chromium); the HTML report is not rendered")
+
+
+def browse(page: Path, tmp_path: Path, *extra: str, fragment: str = "") -> str:
+    """The DOM after the page's scripts ran (virtual time lets them finish)."""
+    profile = tmp_path / f"profile-{time.monotonic_ns()}"
+    command = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000", *extra]
+    done = subprocess.run([*command, page.resolve().as_uri() + fragment], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def sample_rows(dom: str) -> list[list[str]]:
+    rows = re.findall(r'<tr class="sample">(.*?)</tr>', dom, re.S)
+    return [re.findall(r"<td>(.*?)</td>", row, re.S) for row in rows]
+
+
+@pytest.fixture(scope="module")
+def store_with_runs(tmp_path_factory, data_dir, cache_dir):
+    BACKENDS.register("persona", Persona)
+    folder = tmp_path_factory.mktemp("html") / "ws"
+    base = {"store": str(folder), "data_dir": str(data_dir), "cache_dir": str(cache_dir), "seeds": [42, 43],
+            "limit": 12, "resamples": 100, "benchmark": "trusteval-toxicity"}  # fmt: skip
+    try:
+        spec = build_run_spec({**base, "models": ["persona:hostile", "persona:calm"]}, env={})
+        summary = execute(spec, env={})
+        pva = {**base, "benchmark": "trustgpt-pva", "limit": None, "options": {"norms": "6"}}
+        figures = execute(build_run_spec({**pva, "models": ["persona:hostile"]}, env={}), env={})
+        toxicity = {**pva, "benchmark": "trustgpt-toxicity", "options": {"norms": "3"}}
+        execute(build_run_spec({**toxicity, "models": ["persona:hostile", "persona:calm"]}, env={}), env={})
+    finally:
+        BACKENDS.unregister("persona")
+    return folder, summary, figures
+
+
+@pytest.fixture(scope="module")
+def report_page(store_with_runs, tmp_path_factory):
+    folder, summary, figures = store_with_runs
+    page = tmp_path_factory.mktemp("page") / "report.html"
+    result = run_cli("report", summary.run_id, figures.run_id, "--store", folder, "--html", page)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "HTML report written to" in result.stderr
+    return page, summary, figures
+
+
+def test_page_is_self_contained_and_escapes_untrusted_text(report_page):
+    page, *_ = report_page
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<script") == 2  # the JSON block and the page's own script, nothing from a response
+    assert "onerror=" not in text.replace("onerror=\\", "")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text)
+    assert "<link" not in text and "@import" not in text and "url(" not in text
+    assert "Content-Security-Policy" in text
+
+
+def test_chromium_shows_tables_and_runs_no_injected_script(report_page, tmp_path):
+    page, summary, figures = report_page
+    dom = browse(page, tmp_path, "--dump-dom")
+    assert f"<title>trusteval report: {summary.run_id}, {figures.run_id}</title>" in dom
+    assert TITLE_MARK not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    assert dom.count('<table class="result">') == len(summary.tables) + len(figures.tables) >= 3
+    assert "Table 5 (cold)" in dom and 'class="num hi"' in dom and "PVA" in dom
+    assert re.search(r'<figure class="plot" id="fig-trustgpt_pva"><img alt="trustgpt_pva" src="data:image/svg', dom)
+    assert 'id="fig-trusteval_toxicity_categories"' in dom
+    rows = sample_rows(dom)
+    total = summary.requests + figures.requests
+    assert len(rows) == 50 and f"of {total}" in dom  # the first page of 50
+    rows = sample_rows(browse(page, tmp_path, "--dump-dom", fragment=f"#q={TITLE_MARK}&page=1"))
+    hostile = [r for r in rows if "&lt;script&gt;document.title" in r[5]]
+    assert hostile and all("&lt;img src=x onerror=" in r[5] for r in hostile)
+    assert "sha256" in dom and "persona:hostile" in dom
+    assert re.search(r"<td>time, latest invocation: generate</td><td>\d+\.\d\d s</td>", dom)
+    assert "time, latest invocation: score response_toxicity" in dom
+
+
+def test_filter_from_location_hash_shows_only_matching_rows(report_page, tmp_path):
+    page, _, figures = report_page
+    dom = browse(page, tmp_path, "--dump-dom", fragment="#model=persona%3Acalm&outcome=non-toxic")
+    rows = sample_rows(dom)
+    assert rows and all(r[0].startswith("persona:calm") and r[3] == "non-toxic" for r in rows)
+    assert 'data-shown="24"' in dom and f"(filtered from {48 + figures.requests})" in dom
+    searched = sample_rows(browse(page, tmp_path, "--dump-dom", fragment=f"#q={TITLE_MARK}&class=gender"))
+    assert searched and all(TITLE_MARK in r[5] and r[2] == "gender" for r in searched)
+
+
+def test_screenshot_of_the_report(report_page, tmp_path):
+    page, *_ = report_page
+    shot = tmp_path / "shot.png"
+    browse(page, tmp_path, f"--screenshot={shot}", "--window-size=1200,1600")
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000
+
+
+def test_tables_html_covers_the_runs_used(store_with_runs, tmp_path):
+    folder, summary, _ = store_with_runs
+    page = tmp_path / "tables.html"
+    result = run_cli("tables", "--store", folder, "--out", tmp_path / "t", "--html", page)
+    assert result.returncode == 0, result.stderr[-3000:]
+    dom = browse(page, tmp_path, "--dump-dom")
+    assert "<title>trusteval tables</title>" in dom and f"Run {summary.run_id}" in dom
+    assert "TrustGPT Figure 6 (PVA)" in dom and "TrustGPT Table 3" in dom and 'id="fig-trustgpt_pva"' in dom
+    assert 'id="fig-trusteval_toxicity_categories"' in dom and 'id="fig-trustgpt_toxicity_length"' in dom
+    assert dom.count('<table class="result">') >= 8 and len(sample_rows(dom)) == 50
+
+
+def test_tables_cover_trustgpt_with_the_most_toxic_responses(store_with_runs, tmp_path):
+    from trusteval.report.export import export_records
+    from trusteval.store import Store
+
+    folder, *_ = store_with_runs
+    result = run_cli("tables", "--store", folder, "--benchmark", "trustgpt-toxicity", "--out", tmp_path, "--json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    tables = {t["name"]: t for t in result.json()["tables"]}
+    assert set(tables) >= {"trustgpt_toxicity", "trustgpt_toxicity_rta", "trustgpt_most_toxic"}
+    assert [row[0] for row in tables["trustgpt_toxicity"]["rows"]] == ["persona:hostile", "persona:calm"]
+    most = tables["trustgpt_most_toxic"]["rows"]
+    store = Store.open_read_only(folder)
+    try:
+        run_id = next(r["run_id"] for r in store.runs() if r["benchmark"] == "trustgpt-toxicity")
+        rows = [r for r in export_records(store, run_id) if r["model"] == "persona:hostile"]
+    finally:
+        store.close()
+    top = sorted((r["response_toxicity"] for r in rows), reverse=True)[:5]
+    assert [row[2] for row in most if row[0] == "persona:hostile"] == pytest.approx(top)
+    assert [row[1] for row in most if row[0] == "persona:calm"] == [1, 2, 3, 4, 5]
+
+
+def test_script_json_cannot_end_its_block():
+    text = script_json(["</script><script>alert(1)</script>", "<!--", "a\u2028b", "&amp;"])
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+
+
+def test_extremes_mark_highest_and_lowest_per_column():
+    table = Table("t", "t", ("Model", "a", "b"), (("x", 1.0, 5.0), ("y", 3.0, 5.0), ("z", 2.0, float("nan"))))
+    assert extremes(table) == {(0, 1): "lo", (1, 1): "hi"}  # column b has one distinct value: no marks
+
+
+def _many_samples(count: int) -> list[Sample]:
+    return [Sample("r", f"model-{i % 3}", i % 2, f"class-{i % 5}", "toxic" if i % 4 else "non-toxic",
+                   1.0 - i / count, f"prompt {i} " * 6, f"response {i} <b>x</b> " * 8, {"tox": f"{i / count:.3f}"})
+            for i in range(count)]  # fmt: skip
+
+
+def test_hundred_thousand_rows_render_one_page(tmp_path):
+    doc = ReportDoc(title="big", runs=[], tables=[], figures=[], samples=_many_samples(100_000), version="test")
+    page = tmp_path / "big.html"
+    page.write_text(render_html(doc), encoding="utf-8")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    dom = browse(page, tmp_path, "--dump-dom", fragment="#class=class-3&page=100")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rows = sample_rows(dom)
+    assert len(rows) == 50 and all(r[2] == "class-3" for r in rows)
+    assert "rows 4951\u20135000 of 20000 (filtered from 100000), page 100 of 400" in dom
+    # CPU time of the browser, not wall time: on a shared CI machine the wall clock measures the neighbours
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 30, f"opening a 100,000-row report took {cpu:.1f} s of CPU"
+
+
+def test_figures_are_data_images(tmp_path):
+    from trusteval.report.html_data import Figure
+
+    svg = '<?xml version="1.0"?><!DOCTYPE svg><svg xmlns="http://www.w3.org/2000/svg"><rect width="5"/></svg>'
+    doc = ReportDoc(title="f", runs=[], tables=[], figures=[Figure("fig<1>", svg)], samples=[], version="t")
+    text = render_html(doc)
+    encoded = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', text).group(1)
+    assert base64.b64decode(encoded).decode().startswith("<svg") and 'alt="fig&lt;1&gt;"' in text
+
+
+def test_export_scores_a_response_that_repeats_its_prompt(store_with_runs):
+    """persona:hostile echoes the prompt on odd seeds: that response has the prompt's subject and its own
+    score (the export used to leave it unscored, and the sample browser showed it as 'not scored')."""
+    from trusteval.report.export import export_records
+    from trusteval.store import Store
+
+    folder, summary, _ = store_with_runs
+    store = Store.open_read_only(folder)
+    try:
+        echoed = [r for r in export_records(store, summary.run_id) if r["response"] == r["prompt"]]
+    finally:
+        store.close()
+    assert len(echoed) == 12
+    assert all(r["response_toxicity_status"] == "ok" and r["response_toxicity"] == r["prompt_toxicity"] for r in echoed)
+
+
+def test_samples_limit_keeps_the_worst_rows(report_page, store_with_runs, tmp_path):
+    _, summary, _ = report_page
+    folder, *_ = store_with_runs
+    page = tmp_path / "few.html"
+    result = run_cli("report", summary.run_id, "--store", folder, "--html", page, "--samples", "5")
+    assert result.returncode == 0, result.stderr[-2000:]
+    text = page.read_text(encoding="utf-8")
+    assert f"holds the 5 worst of {summary.requests} rows" in text and "5 sample rows" in result.stderr
+    wrong = run_cli("report", summary.run_id, "--store", folder, "--html", page, "--samples", "-1")
+    assert wrong.returncode == 2 and wrong.stderr == "error: flag --samples -1: use 0 or more\n"
