@@ -12,6 +12,7 @@ from functools import partial
 
 from trusteval.data.cold import read_split
 from trusteval.data.sources import DataContext
+from trusteval.errors import UsageError
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.tfidf_detector import DetectorRecipe, TfidfDetectorScorer, load_or_train
 from trusteval.specs import Spec
@@ -29,10 +30,16 @@ def _cold_training_data(context: DataContext):
     )
 
 
-def recipe(context: DataContext) -> DetectorRecipe:
+GROUP_MODES = ("masked", "raw")
+
+
+def recipe(context: DataContext, groups: str = "masked") -> DetectorRecipe:
+    if groups not in GROUP_MODES:
+        raise UsageError(f"cold-tfidf: groups must be one of {', '.join(GROUP_MODES)}, not '{groups}'")
     return DetectorRecipe(
-        name="cold-tfidf",
-        version="1",
+        name="cold-tfidf" + ("-raw" if groups == "raw" else ""),
+        version="2",
+        mask_groups="zh" if groups == "masked" else None,
         languages=frozenset({"zh"}),
         analyzer="char",
         ngram_range=(1, 3),
@@ -42,8 +49,8 @@ def recipe(context: DataContext) -> DetectorRecipe:
 
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
-    spec.check_options({"threshold"})
+    spec.check_options({"threshold", "groups"})
     data = DataContext(data_dir=context.data_dir, cache_dir=context.cache_dir / "data")
-    detector_recipe = recipe(data)
+    detector_recipe = recipe(data, spec.option("groups", "masked") or "masked")
     detector = load_or_train(detector_recipe, context.cache_dir)
     return TfidfDetectorScorer(detector_recipe, detector, spec.float_option("threshold", 0.5))

@@ -23,6 +23,7 @@ from trusteval.scorers.tfidf_detector import DetectorRecipe, FeatureBlock, Tfidf
 from trusteval.specs import Spec
 
 TRAINING_SETS = {"hatexplain": "en-tfidf", "hatexplain+toxicspans": "en-tfidf-ts"}
+GROUP_MODES = ("masked", "raw")
 
 
 def _english_training_data(context: DataContext, with_toxicspans: bool):
@@ -39,12 +40,15 @@ def _english_training_data(context: DataContext, with_toxicspans: bool):
     return texts, labels, [p.text for p in test.prompts], [int(p.label or 0) for p in test.prompts], hashes
 
 
-def recipe(context: DataContext, training_set: str = "hatexplain") -> DetectorRecipe:
+def recipe(context: DataContext, training_set: str = "hatexplain", groups: str = "masked") -> DetectorRecipe:
     if training_set not in TRAINING_SETS:
         raise UsageError(f"en-tfidf: data must be one of {', '.join(TRAINING_SETS)}, not '{training_set}'")
+    if groups not in GROUP_MODES:
+        raise UsageError(f"en-tfidf: groups must be one of {', '.join(GROUP_MODES)}, not '{groups}'")
     return DetectorRecipe(
-        name=TRAINING_SETS[training_set],
-        version="1",
+        name=TRAINING_SETS[training_set] + ("-raw" if groups == "raw" else ""),
+        version="2",
+        mask_groups="en" if groups == "masked" else None,
         languages=frozenset({"en"}),
         analyzer="word",
         ngram_range=(1, 2),
@@ -56,8 +60,9 @@ def recipe(context: DataContext, training_set: str = "hatexplain") -> DetectorRe
 
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
-    spec.check_options({"threshold", "data"})
+    spec.check_options({"threshold", "data", "groups"})
     data = DataContext(data_dir=context.data_dir, cache_dir=context.cache_dir / "data")
-    detector_recipe = recipe(data, spec.option("data", "hatexplain") or "hatexplain")
+    training_set = spec.option("data", "hatexplain") or "hatexplain"
+    detector_recipe = recipe(data, training_set, spec.option("groups", "masked") or "masked")
     detector = load_or_train(detector_recipe, context.cache_dir)
     return TfidfDetectorScorer(detector_recipe, detector, spec.float_option("threshold", 0.5))
