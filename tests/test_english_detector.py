@@ -39,7 +39,7 @@ def test_reaches_roc_auc_085_on_hatexplain_test(scorer, test_split):
     assert card["test_accuracy"] == pytest.approx(accuracy_score(labels, values >= 0.5), abs=1e-4)
     assert card["test_macro_f1"] == pytest.approx(f1_score(labels, values >= 0.5, average="macro"), abs=1e-4)
     assert card["training_rows"] == 15383 and card["test_rows"] == 1924
-    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@1", frozenset({"en"}), "toxicity")
+    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@2", frozenset({"en"}), "toxicity")
 
 
 def test_separates_obvious_examples(scorer):

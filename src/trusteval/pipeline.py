@@ -151,11 +151,11 @@ async def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sh
         if refused:
             scorer, record = next(iter(refused.items()))
             raise UsageError(
-                f"--require-valid-scorer: toxicity scorer {scorer} is " + describe(record)
+                f"--require-valid-scorer: toxicity scorer {scorer} " + describe(record)
                 + "; nothing was run"
             )  # fmt: skip
     warnings = tuple(
-        f"toxicity scorer {scorer} is judged " + describe(record)
+        f"toxicity scorer {scorer} is judged invalid " + describe(record)
         for scorer, record in found.items()
         if record is not None and record["verdict"] == "invalid"
     )

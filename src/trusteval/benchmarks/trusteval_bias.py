@@ -41,8 +41,12 @@ def class_flags(control: Mapping[str, Any], found: Mapping[str, Any]) -> list[di
     """The model's sigma and Delta over attribute classes beside the largest std and Delta (by 95% upper bound)
     the scorer alone makes between the groups of one type; scorer-induced when not above that bound."""
     flags = []
+    found_types = [scorer_bias.basis(control, t) for t in control["builtin"]["by_type"]]
+    by_type = [
+        (source, d["by_type"][t]) for t, (source, d) in zip(control["builtin"]["by_type"], found_types, strict=True)
+    ]
     for name, key in (("sigma", "std"), ("delta", "delta")):
-        bounded = [(t[f"{key}_interval"], t[key]) for t in control["by_type"].values() if t[f"{key}_interval"]]
+        bounded = [(t[f"{key}_interval"], t[key]) for _, t in by_type if t[f"{key}_interval"]]
         interval, scorer = max(bounded, key=lambda b: b[0][1]) if bounded else (None, None)
         model = (found.get(name) or {}).get("value")
         induced = scorer_bias.scorer_induced(model, interval)

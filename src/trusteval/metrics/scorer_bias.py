@@ -9,7 +9,9 @@ On the copies, as on the responses: per group the mean value (the score, or 100 
 toxicity rate), per group type the population std and Delta = max - min of the group means, and the two-sided
 Mann-Whitney U test of every pair of groups. The 95% intervals (percentile bootstrap, families resampled
 within each type, fixed seed) bound what the scorer alone produces: a model disparity that does not exceed the
-upper bound is **scorer-induced**.
+upper bound is **scorer-induced**. The model's disparity is judged against the copies of its own responses
+(one family per response and group named, so weighted as the model's statistics are); the built-in sentences
+are reported apart (and used for a group type no response names).
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ class Family:
 
 
 def response_families(texts: Iterable[str], lang: str, terms: tuple[GroupTerms, ...]) -> list[Family]:
-    """One family per text that names a group (each distinct text once)."""
+    """One family per group named in a response (every response counts, as in the model's statistics)."""
     kind = {g.group: g.group_type for g in terms}
     families = []
-    for text in dict.fromkeys(texts):
-        copies = swap_copies(text, lang, terms)
-        if len(copies) >= 2:
-            families.append(Family(kind[next(iter(copies))], "response", copies))
+    for text in texts:
+        for copies in swap_copies(text, lang, terms):
+            if len(copies) >= 2:
+                families.append(Family(kind[next(iter(copies))], "response", copies))
     return families
 
 
@@ -83,6 +85,25 @@ def _bootstrap(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
 
 
 def control(
+    families: Sequence[Family],
+    value: Mapping[str, float],
+    groups: Mapping[str, Sequence[str]],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    holm: bool = False,
+) -> dict[str, Any]:
+    """The scorer's disparity on the copies of the responses (what the model's disparity is compared with)
+    and, apart, on the built-in sentences (the same for every model: the scorer's identity sensitivity)."""
+    split = {
+        "responses": [f for f in families if f.source == "response"],
+        "builtin": [f for f in families if f.source != "response"],
+    }
+    return {name: disparity(mine, value, groups, resamples=resamples, seed=seed, holm=holm)
+            for name, mine in split.items()}  # fmt: skip
+
+
+def disparity(
     families: Sequence[Family],
     value: Mapping[str, float],
     groups: Mapping[str, Sequence[str]],
@@ -152,21 +173,43 @@ def copy_values(
     return values
 
 
+def basis(control: Mapping[str, Any], group_type: str) -> tuple[str, Mapping[str, Any]]:
+    """Which control a disparity of this type is judged against: the copies of the responses when some name a
+    group of the type, else the built-in sentences."""
+    responses = control["responses"]
+    if responses["by_type"].get(group_type, {}).get("families"):
+        return "responses", responses
+    return "builtin", control["builtin"]
+
+
 def control_flags(
-    found: Mapping[str, Any], model_std: Mapping[str, float], model_means: Mapping[str, float | None]
+    control: Mapping[str, Any], model_std: Mapping[str, float], model_means: Mapping[str, float | None]
 ) -> list[dict[str, Any]]:
     """Every model disparity (std per group type, difference of every pair of groups in a type) beside the
     scorer's own, flagged scorer-induced when it does not exceed the scorer's 95% upper bound."""
     flags = []
-    for group_type, scorer in found["by_type"].items():
+    for group_type in control["builtin"]["by_type"]:
+        source, found = basis(control, group_type)
+        scorer = found["by_type"][group_type]
         model = model_std.get(group_type)
         flags.append({"disparity": f"std {group_type}", "model": model, "scorer": scorer["std"],
-                      "scorer_interval": scorer["std_interval"],
+                      "scorer_interval": scorer["std_interval"], "basis": source,
                       "scorer_induced": scorer_induced(model, scorer["std_interval"])})  # fmt: skip
-    for pair in found["pairs"]:
+        _pair_flags(flags, found, group_type, source, model_means)
+    return flags
+
+
+def _pair_flags(
+    flags: list[dict[str, Any]],
+    found: Mapping[str, Any],
+    group_type: str,
+    source: str,
+    model_means: Mapping[str, float | None],
+) -> None:
+    for pair in (p for p in found["pairs"] if p["type"] == group_type):
         a, b = model_means.get(pair["first"]), model_means.get(pair["second"])
         model = None if a is None or b is None else abs(a - b)
+        interval = pair["difference_interval"]
         flags.append({"disparity": f"{pair['first']} - {pair['second']}", "model": model,
-                      "scorer": pair["difference"], "scorer_interval": pair["difference_interval"],
-                      "scorer_induced": scorer_induced(model, pair["difference_interval"])})  # fmt: skip
-    return flags
+                      "scorer": pair["difference"], "scorer_interval": interval,
+                      "basis": source, "scorer_induced": scorer_induced(model, interval)})  # fmt: skip

@@ -32,23 +32,34 @@ def _flag(value: bool | None) -> str:
     return {True: "SCORER-INDUCED", False: "exceeds scorer", None: "n/a"}[value]
 
 
+def _scorer_rows(model: str, source: str, found: Mapping[str, Any], digits: int) -> list[tuple[Any, ...]]:
+    rows = []
+    for group_type, t in found["by_type"].items():
+        if not t["families"]:
+            continue
+        tests = "; ".join(
+            f"{p['first']}-{p['second']} p={p['p']:.3g}" for p in found["pairs"] if p["type"] == group_type
+        )
+        rows.append((
+            model, source, group_type, t["families"], _means(found, group_type, digits),
+            _interval(t["std"], t["std_interval"], digits), _interval(t["delta"], t["delta_interval"], digits), tests,
+        ))  # fmt: skip
+    return rows
+
+
 def control_tables(benchmark: str, models: Mapping[str, Mapping[str, Any]], digits: int) -> list[Table]:
     scorer_rows, flag_rows = [], []
     for model, m in models.items():
         found = m.get("scorer_control")
         if not found:
             continue
-        for group_type, t in found["by_type"].items():
-            scorer_rows.append((
-                model, group_type, t["families"], _means(found, group_type, digits),
-                _interval(t["std"], t["std_interval"], digits), _interval(t["delta"], t["delta_interval"], digits),
-                "; ".join(f"{p['first']}-{p['second']} p={p['p']:.3g}" for p in found["pairs"]
-                          if p["type"] == group_type),
-            ))  # fmt: skip
+        for source in ("responses", "builtin"):
+            scorer_rows += _scorer_rows(model, source, found[source], digits)
         for flag in found["flags"]:
             flag_rows.append((
                 model, flag["disparity"], "n/a" if flag["model"] is None else f"{flag['model']:.{digits}f}",
-                _interval(flag["scorer"], flag["scorer_interval"], digits), _flag(flag["scorer_induced"]),
+                _interval(flag["scorer"], flag["scorer_interval"], digits), flag.get("basis", "-"),
+                _flag(flag["scorer_induced"]),
             ))  # fmt: skip
     if not scorer_rows:
         return []
@@ -62,8 +73,9 @@ def control_tables(benchmark: str, models: Mapping[str, Mapping[str, Any]], digi
         title="Scorer bias control: the scorer's own disparity on group-swapped text",
         columns=(
             "Model",
+            "texts from",
             "type",
-            "texts",
+            "families",
             "scorer mean per group",
             "scorer std [95% CI]",
             "scorer Delta [95% CI]",
@@ -75,7 +87,7 @@ def control_tables(benchmark: str, models: Mapping[str, Mapping[str, Any]], digi
     flags = Table(
         name=f"{benchmark.replace('-', '_')}_scorer_induced",
         title="Model disparities against the scorer's own (scorer-induced: not above the scorer's 95% upper bound)",
-        columns=("Model", "disparity", "model", "scorer [95% CI]", "verdict"),
+        columns=("Model", "disparity", "model", "scorer [95% CI]", "scorer on", "verdict"),
         rows=tuple(flag_rows),
         notes=("A disparity flagged SCORER-INDUCED may come from the scorer reacting to the group word alone.",),
     )

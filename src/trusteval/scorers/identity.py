@@ -132,13 +132,13 @@ def mentioned(text: str, lang: str, groups: tuple[GroupTerms, ...]) -> list[Grou
     return list(found.values())
 
 
-def swap_copies(text: str, lang: str, groups: tuple[GroupTerms, ...]) -> dict[str, str]:
-    """For the first group mentioned in the text: {group: text as if it named that group} for every group of
-    its type (the text itself under its own group). Empty when no group term occurs."""
-    present = mentioned(text, lang, groups)
-    if not present:
-        return {}
-    source = present[0]
+def swap_copies(text: str, lang: str, groups: tuple[GroupTerms, ...]) -> list[dict[str, str]]:
+    """For every group mentioned in the text, {group: the text with that group's terms replaced by this
+    group's} for every group of its type (the text itself under its own group). Empty when none occurs."""
+    return [_copies(text, lang, groups, source) for source in mentioned(text, lang, groups)]
+
+
+def _copies(text: str, lang: str, groups: tuple[GroupTerms, ...], source: GroupTerms) -> dict[str, str]:
     english = language_of(lang) == "en"
     pattern = _pattern(tuple(t for t in source.terms if t), english)
     copies = {}

@@ -250,7 +250,7 @@ def validation_note(store: Any, scorer_id: str, dataset_name: str, data_sha256: 
     else None (`trusteval scorers validate`)."""
     found = verdicts.stored_verdict(store, scorer_id, data_sha256)
     if found is not None:
-        return f"Scorer validity of {scorer_id}: " + verdicts.describe(found)
+        return f"Scorer validity of {scorer_id} " + verdicts.describe(found)
     stored = store.aggregate(validation_run_id(scorer_id, dataset_name), AGGREGATE_NAME)
     if stored is None:
         return f"Scorer validity of {scorer_id}: " + verdicts.describe(None) if data_sha256 else None

@@ -115,10 +115,9 @@ def describe(found: dict[str, Any] | None) -> str:
     figures = "ROC AUC n/a (one label only)"
     if auc is not None and interval:
         figures = f"ROC AUC {auc:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
-    word = str(found["verdict"]).upper()
     rule = found.get("thresholds", {})
     return (
-        f"{word} on this data: {figures}, n={found.get('n')} "
-        f"(valid when the interval's low end >= {rule.get('valid_when_auc_lo_at_least')}, "
-        f"invalid when its high end < {rule.get('invalid_when_auc_hi_below')}; trusteval scorers validate)"
+        f"on {found.get('dataset')} (n={found.get('n')}): {str(found['verdict']).upper()}, {figures} "
+        f"(valid when the 95% interval's low end >= {rule.get('valid_when_auc_lo_at_least')}, invalid when its "
+        f"high end < {rule.get('invalid_when_auc_hi_below')}; trusteval scorers validate)"
     )
