@@ -124,7 +124,7 @@ def _texts(path: Path) -> list[str]:
 def _run_count(store: Path) -> int:
     s = Store.open_read_only(store)
     try:
-        return s.count("runs")
+        return len(s.runs()) + s.count("run_items") + s.count("scores")
     finally:
         s.close()
 
@@ -146,8 +146,8 @@ def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, cha
     assert any("INVALID" in n for n in out["notes"])
     report = run_cli("report", out["run_id"], "--store", store, "--json")
     assert report.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "invalid"
-    tables = run_cli("report", out["run_id"], "--store", store)
-    assert "Scorer validity of cold-tfidf@2 on file:" in tables.stdout and "INVALID" in tables.stdout
+    tables = " ".join(run_cli("report", out["run_id"], "--store", store).stdout.split())
+    assert "Scorer validity of cold-tfidf@2 on file:" in tables and ": INVALID, ROC AUC 0." in tables
     before = _run_count(store)
     refused = run_cli(*args, "--json", "--no-progress", "--require-valid-scorer")
     assert refused.returncode == 2, refused.stderr[-2000:]

@@ -136,7 +136,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
                 await task.close()
 
 
-async def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:
+def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:
     """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data; with
     --require-valid-scorer, refuse (exit 2) unless each is judged valid. Reads the store only."""
     found = {t.scorer_id: None for t in tasks if t.name.endswith("toxicity")}
