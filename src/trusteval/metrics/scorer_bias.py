@@ -27,6 +27,7 @@ from trusteval.metrics.trustgpt import pairwise_mann_whitney, population_std
 from trusteval.scorers.identity import GroupTerms, builtin_sentences, swap_copies
 
 SOURCES = ("response", "neutral", "toxic")
+ROUNDING = 1e-9  # a model disparity equal to the scorer's up to float rounding does not exceed it
 
 
 @dataclass(frozen=True)
@@ -151,10 +152,11 @@ def disparity(
 
 
 def scorer_induced(model_value: float | None, interval: Sequence[float] | None) -> bool | None:
-    """True when the model's disparity does not exceed the upper bound of the scorer's own (None: unknown)."""
+    """True when the model's disparity does not exceed the upper bound of the scorer's own (None: unknown);
+    equal to rounding error (1e-9) counts as not exceeding."""
     if model_value is None or interval is None or np.isnan(model_value):
         return None
-    return bool(model_value <= interval[1])
+    return bool(model_value <= interval[1] + ROUNDING)
 
 
 def copy_values(
