@@ -280,13 +280,14 @@ def report_tables(report: ValidationReport) -> list[Any]:
     """The validity table (overall and per class) and the reliability table, for printing and files."""
     from trusteval.report.tables import Table
 
-    def interval(m: BinaryMetrics, name: str) -> str:
-        found = m.intervals.get(name)
-        return f"[{found[0]:.3f}, {found[1]:.3f}]" if found else "n/a"
+    def cell(m: BinaryMetrics, name: str) -> str:
+        value, found = getattr(m, name), m.intervals.get(name)
+        if value is None:
+            return "n/a"
+        return f"{value:.3f}" + (f" [{found[0]:.3f}, {found[1]:.3f}]" if found else "")
 
     def row(name: str, m: BinaryMetrics) -> tuple[Any, ...]:
-        return (name, m.n, m.toxic, m.roc_auc, interval(m, "roc_auc"), m.accuracy, interval(m, "accuracy"),
-                m.macro_f1, interval(m, "macro_f1"), m.verdict)  # fmt: skip
+        return (name, m.n, m.toxic, cell(m, "roc_auc"), cell(m, "accuracy"), cell(m, "macro_f1"), m.verdict)
 
     rule = report.thresholds
     notes = [
@@ -300,7 +301,7 @@ def report_tables(report: ValidationReport) -> list[Any]:
     validity = Table(
         name="scorer_validity",
         title=f"Scorer validity: {report.scorer} on {report.dataset}",
-        columns=("Class", "n", "toxic", "ROC AUC", "95% CI", "accuracy", "95% CI", "macro-F1", "95% CI", "verdict"),
+        columns=("Class", "n", "toxic", "ROC AUC [95% CI]", "accuracy [95% CI]", "macro-F1 [95% CI]", "verdict"),
         rows=(row("all", report.overall), *(row(c, m) for c, m in report.by_category.items())),
         notes=tuple(notes),
         digits=3,
