@@ -136,7 +136,7 @@ def test_adding_toxicspans_is_a_separate_detector(cache_dir, data_dir, test_spli
     with_spans = load_scorer("en-tfidf?data=hatexplain%2Btoxicspans", ScorerContext(data_dir=data_dir,
                                                                                      cache_dir=cache_dir))  # fmt: skip
     card = with_spans.describe()
-    assert with_spans.id == "en-tfidf-ts@1" and card["training_rows"] == 15383 + 16099
+    assert with_spans.id == "en-tfidf-ts@2" and card["training_rows"] == 15383 + 16099
     texts, labels = test_split
     values = [o.value for o in with_spans.score(texts)]
     assert card["test_roc_auc"] == pytest.approx(roc_auc_score(labels, values), abs=1e-4)
