@@ -28,6 +28,7 @@ from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
 from trusteval.run_owner import record_owner, release_run
+from trusteval.safetext import one_line
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.scorers.verdict import content_sha256, describe, stored_verdict
@@ -125,7 +126,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
         try:
             summary = await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
             for line in warnings:
-                print(f"warning: {line}", file=sys.stderr)
+                print(f"warning: {one_line(line)}", file=sys.stderr)
             summary.notes = (*summary.notes, *warnings)
             return summary
         finally:
@@ -160,7 +161,7 @@ def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: 
         if record is not None and record["verdict"] == "invalid"
     )
     for line in warnings:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {one_line(line)}", file=sys.stderr)
     return warnings
 
 
