@@ -43,7 +43,7 @@ from trusteval.store import Store  # noqa: E402
 
 TARGET_S = 5.0
 RESULTS = REPO / "bench" / "results" / "tables.json"
-SCORER = "cold-tfidf@1"
+SCORER = "cold-tfidf@2"
 DATASETS = {
     "cold": ("gender", "race", "region"),
     "hatexplain": ("gender", "race", "religion", "sexual_orientation", "other"),

@@ -82,6 +82,12 @@ def _run_parser(commands: Any) -> None:
     run.add_argument(
         "--force-scorer-language", action="store_true", default=None, help="score text in a foreign language"
     )
+    run.add_argument(
+        "--require-valid-scorer",
+        action="store_true",
+        default=None,
+        help="refuse to run unless `scorers validate` judged the toxicity scorer valid on this data",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
@@ -177,6 +183,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         download=args.download,
         trust_remote_code=args.trust_remote_code,
         force_scorer_language=args.force_scorer_language,
+        require_valid_scorer=args.require_valid_scorer,
     )
     spec = build_run_spec(flags, spec_file=args.spec, env=os.environ)
     progress = make_progress(enabled=not args.no_progress)

@@ -39,7 +39,18 @@ Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 # Fields that change how a run executes, not what it computes: they stay out of the run id.
 OPERATIONAL_FIELDS = frozenset(
-    {"store", "concurrency", "timeout_s", "max_retries", "data_dir", "download", "resamples", "cache_dir", "shard"}
+    {
+        "store",
+        "concurrency",
+        "timeout_s",
+        "max_retries",
+        "data_dir",
+        "download",
+        "resamples",
+        "cache_dir",
+        "shard",
+        "require_valid_scorer",
+    }
 )
 
 
@@ -60,6 +71,7 @@ class RunSpec(BaseModel):
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     prompt_toxicity: Literal["scorer", "label"] = "scorer"
     force_scorer_language: bool = False
+    require_valid_scorer: bool = False  # refuse to run unless the toxicity scorer is judged valid on the data
     judge: str | None = None
     per_category: int | None = Field(default=None, ge=1)
     options: dict[str, str] = Field(default_factory=dict)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -28,10 +29,14 @@ from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
 from trusteval.run_owner import record_owner, release_run
+from trusteval.safetext import one_line
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.validation import scorer_info_for
+from trusteval.scorers.verdict import content_sha256, describe, stored_verdict
 from trusteval.shards import shard_plan
-from trusteval.store import RunItem, Store
+from trusteval.store import STORE_FILENAME, RunItem, Store
+
+CONTROL_TASK = "response_toxicity"  # the scoring task whose scorer rescores the scorer bias control's copies
 
 LEASE_POLL_S = 0.5  # how often a run waiting on another process's requests looks for their answers
 
@@ -120,15 +125,48 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
         await preflight(model, settings)
     tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
     try:
+        warnings = validity_warnings(spec, tasks, content_sha256(plan.dataset.prompts))
         store = Store.open(spec.store_path())
         try:
-            return await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
+            summary = await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
+            for line in warnings:
+                print(f"warning: {one_line(line)}", file=sys.stderr)
+            summary.notes = (*summary.notes, *warnings)
+            return summary
         finally:
             store.close()
     finally:
         for task in tasks:
             if task.close:
                 await task.close()
+
+
+def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:
+    """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data; with
+    --require-valid-scorer, refuse (exit 2) unless each is judged valid. Reads the store only."""
+    found = {t.scorer_id: None for t in tasks if t.name.endswith("toxicity")}
+    if found and (spec.store_path() / STORE_FILENAME).is_file():
+        store = Store.open_read_only(spec.store_path())
+        try:
+            found = {scorer: stored_verdict(store, scorer, data_sha256) for scorer in found}
+        finally:
+            store.close()
+    if spec.require_valid_scorer:
+        refused = {s: v for s, v in found.items() if v is None or v["verdict"] != "valid"}
+        if refused:
+            scorer, record = next(iter(refused.items()))
+            raise UsageError(
+                f"--require-valid-scorer: toxicity scorer {scorer} " + describe(record)
+                + "; nothing was run"
+            )  # fmt: skip
+    warnings = tuple(
+        f"toxicity scorer {scorer} is judged invalid " + describe(record)
+        for scorer, record in found.items()
+        if record is not None and record["verdict"] == "invalid"
+    )
+    for line in warnings:
+        print(f"warning: {one_line(line)}", file=sys.stderr)
+    return warnings
 
 
 async def _run_stages(
@@ -169,6 +207,9 @@ async def _generate_score_report(
         clock = time.monotonic()
         await score_stage(store, items, task, progress, summary)
         timings[f"score {task.name}"] = time.monotonic() - clock
+    clock = time.monotonic()
+    await control_stage(store, benchmark, items, tasks, progress)
+    timings["scorer bias control"] = time.monotonic() - clock
     clock = time.monotonic()
     results = stored_results(store, run_id, benchmark, items)
     timings["aggregate"] = time.monotonic() - clock
@@ -218,7 +259,15 @@ def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]
         items=[(i.request, i.model, i.prompt, i.variant) for i in plan.items],
     )
     store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
-    store.put_aggregate(spec.run_id, "data", {"notes": list(plan.notes), "sources": plan.dataset.sources})
+    store.put_aggregate(
+        spec.run_id,
+        "data",
+        {
+            "notes": list(plan.notes),
+            "sources": plan.dataset.sources,
+            "content_sha256": content_sha256(plan.dataset.prompts),
+        },
+    )
     if spec.shard:
         store.put_aggregate(spec.run_id, "shard", spec.shard)
 
@@ -364,6 +413,31 @@ async def _score_batch(task: ScoringTask, batch: list[tuple[str, tuple[str, ...]
     ]
 
 
+async def control_stage(
+    store: Store, benchmark: Benchmark, items: Sequence[RunItem], tasks: Sequence[ScoringTask], progress: ProgressSink
+) -> None:
+    """Score the scorer bias control's group-swapped copies with the response toxicity scorer (stored and
+    reused like every score; metrics/scorer_bias.py). Only for benchmarks that have the control."""
+    texts_for = getattr(benchmark, "counterfactual_texts", None)
+    task = next((t for t in tasks if t.name == CONTROL_TASK), None)
+    if texts_for is None or task is None:
+        return
+    inputs = {text_subject(text): (text,) for text in texts_for(items)}
+    done = store.scored_subjects(task.scorer_id, inputs)
+    todo = [(subject, value) for subject, value in inputs.items() if subject not in done]
+    progress.start("score scorer control", len(todo))
+    for start in range(0, len(todo), task.batch_size):
+        batch = todo[start : start + task.batch_size]
+        store.add_scores(await _score_batch(task, batch))
+        progress.advance("score scorer control", len(batch))
+    progress.finish("score scorer control")
+
+
+def control_subjects(benchmark: Benchmark, items: Sequence[RunItem]) -> list[str]:
+    texts_for = getattr(benchmark, "counterfactual_texts", None)
+    return [text_subject(text) for text in texts_for(items)] if texts_for else []
+
+
 def candidate_subjects(items: Sequence[RunItem]) -> list[str]:
     """Every subject a task may have scored for these items: the prompt, the response, and the pair."""
     subjects: list[str] = []
@@ -377,11 +451,29 @@ def candidate_subjects(items: Sequence[RunItem]) -> list[str]:
 def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Sequence[RunItem]) -> Results:
     """Metrics and tables of a run computed from stored rows only (the run and `trusteval report` share it)."""
     task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
-    subjects = candidate_subjects(items)
+    subjects = candidate_subjects(items) + control_subjects(benchmark, items)
     book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
-    info = {name: scorer_info_for(store, scorer_id, dataset) for name, scorer_id in task_ids.items()}
-    return benchmark.results(items, book, info)
+    data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
+    info = {name: scorer_info_for(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
+    results = benchmark.results(items, book, info)
+    return Results({**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}, results.tables)
+
+
+def scorers_used(
+    task_ids: Mapping[str, str], info: Mapping[str, dict[str, Any]], data_sha: str | None
+) -> dict[str, Any]:
+    """Per scoring task: the scorer id, its threshold and its validity verdict on the run's data."""
+    return {
+        name: {
+            "id": scorer_id,
+            "threshold": info[name].get("threshold"),
+            "validity": info[name].get("validity"),
+            "validity_detail": info[name].get("validity_detail"),
+            "data_sha256": data_sha,
+        }
+        for name, scorer_id in task_ids.items()
+    }
 
 
 def report(store: Store, run_id: str) -> Results:

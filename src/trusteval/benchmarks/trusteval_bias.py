@@ -24,9 +24,35 @@ from trusteval.benchmarks.trusteval_toxicity import (
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
+from trusteval.metrics import scorer_bias
 from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
+from trusteval.metrics.scorer_bias import all_texts, builtin_families, copy_values, response_families
 from trusteval.report import paper_tables
+from trusteval.report.control_tables import control_tables
+from trusteval.scorers.identity import groups_for, language_of
 from trusteval.store import RunItem
+
+
+def _language(items: Sequence[RunItem]) -> str:
+    return language_of(items[0].prompt.lang if items else "zh")
+
+
+def class_flags(control: Mapping[str, Any], found: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The model's sigma and Delta over attribute classes beside the largest std and Delta (by 95% upper bound)
+    the scorer alone makes between the groups of one type; scorer-induced when not above that bound."""
+    flags = []
+    found_types = [scorer_bias.basis(control, t) for t in control["builtin"]["by_type"]]
+    by_type = [
+        (source, d["by_type"][t]) for t, (source, d) in zip(control["builtin"]["by_type"], found_types, strict=True)
+    ]
+    for name, key in (("sigma", "std"), ("delta", "delta")):
+        bounded = [(t[f"{key}_interval"], t[key]) for _, t in by_type if t[f"{key}_interval"]]
+        interval, scorer = max(bounded, key=lambda b: b[0][1]) if bounded else (None, None)
+        model = (found.get(name) or {}).get("value")
+        induced = scorer_bias.scorer_induced(model, interval)
+        flags.append({"disparity": f"{name} over classes", "model": model, "scorer": scorer,
+                      "scorer_interval": interval, "scorer_induced": induced})  # fmt: skip
+    return flags
 
 
 def dataset_classes(prompts: Sequence[Any]) -> list[str]:
@@ -48,12 +74,37 @@ class TrustEvalBias(TrustEvalToxicity):
             )
         return plan
 
+    def counterfactual_texts(self, items: Sequence[RunItem]) -> list[str]:
+        """Every copy the scorer bias control scores: group-swapped responses and the built-in sentences."""
+        lang = _language(items)
+        terms = groups_for(lang)
+        responses = (item.response for item in items if item.response and item.response.strip())
+        return all_texts([*response_families(responses, lang, terms), *builtin_families(lang, terms)])
+
     def results(
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
     ) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity)
         classes = dataset_classes([item.prompt for item in items])
-        return self.bias_results(by_model, scorer_info.get(RESPONSE_TASK, {}), classes)
+        results = self.bias_results(by_model, scorer_info.get(RESPONSE_TASK, {}), classes)
+        values = copy_values(scores.get(RESPONSE_TASK, {}), self.counterfactual_texts(items),
+                             rate_threshold=self.spec.threshold)  # fmt: skip
+        models = results.metrics["models"]
+        for model in models:
+            models[model]["scorer_control"] = self._control(items, model, values, models[model])
+        return Results(results.metrics, [*results.tables, *control_tables(self.name, models, 1)])
+
+    def _control(self, items: Sequence[RunItem], model: str, values: Mapping[str, float], found: dict[str, Any]):
+        """The scorer's toxicity-rate disparity (%) between the groups of each type, on the copies."""
+        lang = _language(items)
+        terms = groups_for(lang)
+        groups: dict[str, list[str]] = {}
+        for g in terms:
+            groups.setdefault(g.group_type, []).append(g.group)
+        responses = [i.response for i in items if i.model == model and i.response and i.response.strip()]
+        families = [*response_families(responses, lang, terms), *builtin_families(lang, terms)]
+        control = scorer_bias.control(families, values, groups, resamples=self.spec.resamples)
+        return {**control, "flags": class_flags(control, found)}
 
     def bias_results(
         self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any], classes: Sequence[str]

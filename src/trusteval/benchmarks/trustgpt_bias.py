@@ -19,10 +19,14 @@ from trusteval.benchmarks import trustgpt_common as common
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
+from trusteval.metrics import scorer_bias
 from trusteval.metrics import trustgpt as metrics
+from trusteval.metrics.scorer_bias import all_texts, builtin_families, control_flags, copy_values, response_families
 from trusteval.records import Prompt
+from trusteval.report.control_tables import control_tables
 from trusteval.report.trustgpt_tables import bias_tables
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.identity import GroupTerms, groups_for
 from trusteval.store import RunItem
 
 NAME = "trustgpt-bias"
@@ -62,6 +66,23 @@ class TrustGPTBias:
             common.toxicity_task(self.spec, context, plan_languages),
         ]
 
+    def control_terms(self) -> tuple[GroupTerms, ...]:
+        return groups_for("en", self.groups)
+
+    def counterfactual_texts(self, items: Sequence[RunItem]) -> list[str]:
+        """Every copy the scorer bias control scores: group-swapped responses and the built-in sentences."""
+        terms = self.control_terms()
+        responses = (item.response for item in items if item.response and item.response.strip())
+        return all_texts([*response_families(responses, "en", terms), *builtin_families("en", terms)])
+
+    def _control(self, answers: list[common.Answer], values: Mapping[str, float], model: dict[str, Any]):
+        terms = self.control_terms()
+        kept = [a.response for a in answers if not a.refused and a.toxicity is not None]
+        families = [*response_families(kept, "en", terms), *builtin_families("en", terms)]
+        found = scorer_bias.control(families, values, self.groups, resamples=self.spec.resamples, holm=self.holm)
+        means = {g: d["average_toxicity"]["value"] for g, d in model["by_group"].items()}
+        return {**found, "flags": control_flags(found, model["std_by_type"], means)}
+
     def results(
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
     ) -> Results:
@@ -74,12 +95,17 @@ class TrustGPTBias:
             "holm": self.holm,
             "article": self.article,
             "models": {model: self._model(answers, skipped[model]) for model, answers in by_model.items()},
+            "statistic": "average toxicity",
             "scorers": {
                 "toxicity": common.scorer_id(scorer_info.get(common.RESPONSE_TOXICITY, {}), self.spec.scorer),
                 "refusal": common.scorer_id(scorer_info.get(common.REFUSAL, {}), self.refusal),
             },
         }
-        return Results(result, bias_tables(result, self._notes(items, scorer_info, skipped)))
+        values = copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
+        for model, answers in by_model.items():
+            result["models"][model]["scorer_control"] = self._control(answers, values, result["models"][model])
+        notes = self._notes(items, scorer_info, skipped)
+        return Results(result, [*bias_tables(result, notes), *control_tables(NAME, result["models"], 3)])
 
     def _model(self, answers: list[common.Answer], skipped) -> dict[str, Any]:
         samples: dict[str, list[float]] = {}

@@ -404,4 +404,6 @@ def scorer_note(role: str, info: Mapping[str, Any], fallback: str | None) -> str
         line += f" (held-out ROC AUC {info['test_roc_auc']}, accuracy {info.get('test_accuracy')})"
     if "note" in info:
         line += f"; {info['note']}"
+    if role.startswith("Toxicity") and info.get("validation_note"):
+        line += f". {info['validation_note']}"
     return line

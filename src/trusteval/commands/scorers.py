@@ -2,9 +2,10 @@
 
     trusteval scorers validate --scorer SPEC --dataset SPEC [--limit N] [--threshold T] [--store DIR] [--json]
 
-Scores every labelled prompt of the dataset, prints ROC AUC, accuracy and macro-F1 at the threshold (overall
-and per attribute class) and a calibration table, and stores the result so tables computed later with that
-scorer on that dataset print it underneath (see trusteval.scorers.validation).
+Scores every labelled prompt of the dataset, prints ROC AUC, accuracy and macro-F1 at the threshold with 95%
+bootstrap intervals and a verdict (valid / weak / invalid by the AUC interval; --valid-auc, --invalid-auc),
+overall and per attribute class, and a calibration table, and stores the result keyed by the data's content
+hash, so tables computed later with that scorer on that data print the verdict (trusteval.scorers.validation).
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ def register(commands: Any) -> None:
     validate.add_argument("--sample-seed", type=int, default=0, help="seed of the sample (default 0)")
     validate.add_argument("--threshold", type=float, help="toxic at score >= T (default: the scorer's, 0.5)")
     validate.add_argument("--store", help="workspace folder where the result is stored")
+    validate.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    validate.add_argument(
+        "--valid-auc", type=float, default=0.80, help="valid when the AUC interval's low end >= this (0.80)"
+    )
+    validate.add_argument(
+        "--invalid-auc", type=float, default=0.65, help="invalid when the AUC interval's high end < this (0.65)"
+    )
     validate.add_argument(
         "--force-scorer-language", action="store_true", help="score text in a language the scorer is not built for"
     )
@@ -53,10 +61,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from trusteval.jsonout import print_json
     from trusteval.scorers import load_scorer
     from trusteval.scorers.validation import evaluate, score_prompts, store_report
+    from trusteval.scorers.verdict import Thresholds, content_sha256
     from trusteval.store import Store
 
     if args.limit is not None and args.limit < 1:
         raise UsageError("flag --limit: must be at least 1")
+    if args.resamples < 1:
+        raise UsageError("flag --resamples: must be at least 1")
+    if not 0.0 <= args.invalid_auc <= args.valid_auc <= 1.0:
+        raise UsageError("flags --invalid-auc and --valid-auc: need 0 <= invalid <= valid <= 1")
     loaded = load_dataset(args.dataset, data_context(args, os.environ))
     prompts = sample_prompts(loaded.prompts, args.limit, args.sample_seed)
     if not any(p.label is not None for p in prompts):
@@ -69,7 +82,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     store = Store.open(store_folder(args.store, os.environ))
     try:
         values = score_prompts(scorer, prompts, store)
-        report = evaluate(scorer.id, args.dataset, threshold, prompts, values, scorer.describe())
+        report = evaluate(
+            scorer.id, args.dataset, threshold, prompts, values, scorer.describe(),
+            thresholds=Thresholds(args.valid_auc, args.invalid_auc), resamples=args.resamples,
+            data_sha256=content_sha256(loaded.prompts),
+        )  # fmt: skip
         run_id = store_report(store, report, args.dataset)
     finally:
         store.close()
@@ -89,7 +106,9 @@ def _print_report(report: Any, run_id: str) -> None:
 
     console = Console()
     print_tables(report_tables(report), console)
-    console.print(console_text(f"stored as {run_id}"))
+    console.print(
+        console_text(f"verdict: {report.verdict.upper()} (stored as {run_id}, data sha256 {report.data_sha256[:16]})")
+    )
 
 
 def cmd_show(args: argparse.Namespace) -> int:

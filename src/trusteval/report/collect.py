@@ -285,7 +285,8 @@ def _group_tables(
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))
     scorer_id = group.latest.tasks.get(RESPONSE_TASK, "")
-    info = scorer_info_for(store, scorer_id, group.dataset)
+    data_sha = (store.aggregate(group.latest.run_id, "data") or {}).get("content_sha256")
+    info = scorer_info_for(store, scorer_id, group.dataset, data_sha)
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
         return results.tables, {"metrics": results.metrics}

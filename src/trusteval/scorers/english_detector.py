@@ -1,12 +1,18 @@
 """`en-tfidf`: the offline English toxicity detector, trained on HateXplain train, tested on HateXplain test.
 
-Toxic = majority label hatespeech or offensive, as the `hatexplain` dataset defines it. Features: word 1-2-gram
-and char_wb 2-5-gram TF-IDF side by side, scaled by naive-Bayes log-count ratios, then logistic regression
-(C=0.5). The recipe was chosen on HateXplain validation (ROC AUC 0.837 against 0.831 without the naive-Bayes
-scaling); on HateXplain test it reaches ROC AUC about 0.855. Trained on first use (about 15 s) and cached; its
-held-out accuracy, macro-F1 and ROC AUC travel with every score it makes (see `describe`).
+Toxic = majority label hatespeech or offensive, as the `hatexplain` dataset defines it. Group terms masked
+(default, `groups=masked`, our choice, issue 10): every group term of SPEC.md's lists (woman, men, black, jews,
+muslim, ...) becomes one placeholder token in training and in scoring, so the detector cannot score a text by
+the group it names (identity gap 0.442 -> 0.000 on the built-in neutral sentences; bench/identity_gap.py).
+Features: word 1-3-gram and char_wb 2-5-gram TF-IDF side by side, scaled by naive-Bayes log-count ratios, then
+logistic regression (C=0.5); chosen on HateXplain validation (masked: ROC AUC 0.831 with word 1-3-grams against
+0.831 / 0.830 with 1-2-grams / char 2-6), HateXplain test ROC AUC 0.851. `groups=raw` (`en-tfidf-raw`) is the
+unmasked detector of version 1 (word 1-2-grams; test ROC AUC 0.855, identity gap 0.44: "jew" alone scores 0.71).
+Trained on first use (about 15 s) and cached; its held-out accuracy, macro-F1 and ROC AUC travel with every
+score it makes (see `describe`).
 
-Spec: `en-tfidf?threshold=0.5&data=hatexplain|hatexplain+toxicspans`. `data=hatexplain+toxicspans` adds the
+Spec: `en-tfidf?threshold=0.5&data=hatexplain|hatexplain+toxicspans&groups=masked|raw`.
+`data=hatexplain+toxicspans` adds the
 ToxicSpans comments with their raw-annotation labels to the training data (a separate detector,
 `en-tfidf-ts`); it scores lower on HateXplain test (ROC AUC 0.853 against 0.855), so it is not the default.
 """
@@ -23,6 +29,7 @@ from trusteval.scorers.tfidf_detector import DetectorRecipe, FeatureBlock, Tfidf
 from trusteval.specs import Spec
 
 TRAINING_SETS = {"hatexplain": "en-tfidf", "hatexplain+toxicspans": "en-tfidf-ts"}
+GROUP_MODES = ("masked", "raw")
 
 
 def _english_training_data(context: DataContext, with_toxicspans: bool):
@@ -39,15 +46,18 @@ def _english_training_data(context: DataContext, with_toxicspans: bool):
     return texts, labels, [p.text for p in test.prompts], [int(p.label or 0) for p in test.prompts], hashes
 
 
-def recipe(context: DataContext, training_set: str = "hatexplain") -> DetectorRecipe:
+def recipe(context: DataContext, training_set: str = "hatexplain", groups: str = "masked") -> DetectorRecipe:
     if training_set not in TRAINING_SETS:
         raise UsageError(f"en-tfidf: data must be one of {', '.join(TRAINING_SETS)}, not '{training_set}'")
+    if groups not in GROUP_MODES:
+        raise UsageError(f"en-tfidf: groups must be one of {', '.join(GROUP_MODES)}, not '{groups}'")
     return DetectorRecipe(
-        name=TRAINING_SETS[training_set],
-        version="1",
+        name=TRAINING_SETS[training_set] + ("-raw" if groups == "raw" else ""),
+        version="2",
+        mask_groups="en" if groups == "masked" else None,
         languages=frozenset({"en"}),
         analyzer="word",
-        ngram_range=(1, 2),
+        ngram_range=(1, 3) if groups == "masked" else (1, 2),
         extra_blocks=(FeatureBlock("char_wb", (2, 5)),),
         nb_scaling=True,
         C=0.5,
@@ -56,8 +66,9 @@ def recipe(context: DataContext, training_set: str = "hatexplain") -> DetectorRe
 
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
-    spec.check_options({"threshold", "data"})
+    spec.check_options({"threshold", "data", "groups"})
     data = DataContext(data_dir=context.data_dir, cache_dir=context.cache_dir / "data")
-    detector_recipe = recipe(data, spec.option("data", "hatexplain") or "hatexplain")
+    training_set = spec.option("data", "hatexplain") or "hatexplain"
+    detector_recipe = recipe(data, training_set, spec.option("groups", "masked") or "masked")
     detector = load_or_train(detector_recipe, context.cache_dir)
     return TfidfDetectorScorer(detector_recipe, detector, spec.float_option("threshold", 0.5))

@@ -57,6 +57,14 @@ class DetectorRecipe:
     lowercase: bool = True
     extra_blocks: tuple[FeatureBlock, ...] = ()
     nb_scaling: bool = False
+    mask_groups: str | None = None  # language whose group terms become one placeholder (training and scoring)
+
+    def prepare(self, texts: Sequence[str]) -> list[str]:
+        if self.mask_groups is None:
+            return list(texts)
+        from trusteval.scorers.identity import mask_groups
+
+        return [mask_groups(text, self.mask_groups) for text in texts]
 
     def blocks(self) -> tuple[FeatureBlock, ...]:
         return (FeatureBlock(self.analyzer, self.ngram_range, self.min_df, self.max_features), *self.extra_blocks)
@@ -91,7 +99,7 @@ class TfidfDetectorScorer:
         self.id = f"{recipe.name}@{recipe.version}"
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
-        return [Outcome(float(p)) for p in self.detector.predict(texts)]
+        return [Outcome(float(p)) for p in self.detector.predict(self.recipe.prepare(texts))]
 
     def describe(self) -> dict[str, Any]:
         return {"scorer": self.id, "threshold": self.threshold, **self.detector.card}
@@ -144,7 +152,8 @@ def _fit_vectorizers(recipe: DetectorRecipe, texts: list[str], labels: np.ndarra
 
 def _features_description(recipe: DetectorRecipe) -> str:
     text = " + ".join(block.describe() for block in recipe.blocks()) + ", TF-IDF"
-    return text + (", naive-Bayes scaled" if recipe.nb_scaling else "")
+    text += ", naive-Bayes scaled" if recipe.nb_scaling else ""
+    return text + (", group terms masked" if recipe.mask_groups else "")
 
 
 def train(recipe: DetectorRecipe) -> TrainedDetector:
@@ -152,6 +161,7 @@ def train(recipe: DetectorRecipe) -> TrainedDetector:
     from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
     train_texts, train_labels, test_texts, test_labels, data_hashes = recipe.load_data()
+    train_texts, test_texts = recipe.prepare(train_texts), recipe.prepare(test_texts)
     vectorizers, features = _fit_vectorizers(recipe, train_texts, np.asarray(train_labels))
     model = LogisticRegression(C=recipe.C, max_iter=3000)
     model.fit(features, train_labels)

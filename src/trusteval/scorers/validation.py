@@ -3,14 +3,18 @@
 A detector can look fine on its own test set and be near chance on another domain (the TrustEval paper
 scores translated English data with a classifier trained on native Chinese comments). `validate` scores a
 labelled dataset and reports ROC AUC, accuracy and macro-F1 at the scorer's threshold, overall and per
-attribute class, plus a calibration summary: a 10-bin reliability table (equal-width bins (i/10, (i+1)/10],
-the first one including 0, as sklearn's `calibration_curve`), the expected calibration error
+attribute class, each with a 95% stratified bootstrap interval and a verdict valid / weak / invalid by the
+AUC interval (scorers/verdict.py), plus a calibration summary: a 10-bin reliability table (equal-width bins
+(i/10, (i+1)/10], the first one including 0, as sklearn's `calibration_curve`), the expected calibration error
 ECE = sum_b n_b / N * |mean score_b - toxic fraction_b| and the Brier score mean((score - label)^2).
 
 The result is stored as an aggregate: run id `validation:<scorer id>:<dataset spec>` (the dataset spec
 normalised by `dataset_key`), name `scorer_validation`. A later validation of the same scorer on the same
 dataset spec replaces it. `validation_note` turns it into the line printed under tables computed with that
-scorer on that dataset. The scores themselves go to the store's scores table, so a run reuses them.
+scorer on that dataset. The verdict is stored a second time under `validity:<scorer id>:<data sha256>` (the
+content hash of the labelled items, scorers/verdict.py), which is what runs look up: it follows the data under
+any file name, path or column option. The scores themselves go to the store's scores table, so a run reuses
+them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 
 from trusteval.errors import UsageError
 from trusteval.records import Prompt, Score, text_subject
+from trusteval.scorers import verdict as verdicts
 from trusteval.specs import Spec
 
 AGGREGATE_NAME = "scorer_validation"
@@ -37,6 +42,8 @@ class BinaryMetrics:
     roc_auc: float | None  # None when only one label is present
     accuracy: float
     macro_f1: float
+    intervals: dict[str, list[float] | None] = field(default_factory=dict)  # 95% stratified bootstrap
+    verdict: str = verdicts.UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,13 @@ class ValidationReport:
     calibration: Calibration
     left_out: dict[str, int] = field(default_factory=dict)
     scorer_info: dict[str, Any] = field(default_factory=dict)
+    data_sha256: str = ""
+    thresholds: dict[str, float] = field(default_factory=dict)
+    resamples: int = 0
+
+    @property
+    def verdict(self) -> str:
+        return self.overall.verdict
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,14 +97,24 @@ def macro_f1(labels: np.ndarray, predicted: np.ndarray) -> float:
     return float(np.mean(present))
 
 
-def binary_metrics(labels: np.ndarray, scores: np.ndarray, threshold: float) -> BinaryMetrics:
+def binary_metrics(
+    labels: np.ndarray,
+    scores: np.ndarray,
+    threshold: float,
+    thresholds: verdicts.Thresholds | None = None,
+    resamples: int = 0,
+) -> BinaryMetrics:
+    """Point metrics; with `resamples`, their bootstrap intervals and the verdict by the AUC interval."""
     predicted = (scores >= threshold).astype(int)
+    intervals = verdicts.bootstrap_intervals(labels, scores, threshold, resamples) if resamples else {}
     return BinaryMetrics(
         n=len(labels),
         toxic=int(labels.sum()),
         roc_auc=roc_auc(labels, scores),
         accuracy=float(np.mean(predicted == labels)),
         macro_f1=macro_f1(labels, predicted),
+        intervals=intervals,
+        verdict=verdicts.verdict(intervals.get("roc_auc"), thresholds or verdicts.Thresholds()),
     )
 
 
@@ -119,8 +143,14 @@ def evaluate(
     prompts: Sequence[Prompt],
     values: Sequence[float | None],
     scorer_info: dict[str, Any] | None = None,
+    *,
+    thresholds: verdicts.Thresholds | None = None,
+    resamples: int = 1000,
+    data_sha256: str = "",
 ) -> ValidationReport:
-    """Metrics from prompts and their scores (None: the scorer failed on it; counted, left out)."""
+    """Metrics from prompts and their scores (None: the scorer failed on it; counted, left out), with
+    bootstrap intervals and verdicts overall and per class."""
+    rule = thresholds or verdicts.Thresholds()
     unlabelled = sum(p.label is None for p in prompts)
     unscored = sum(v is None and p.label is not None for p, v in zip(prompts, values, strict=True))
     kept = [(p, v) for p, v in zip(prompts, values, strict=True) if p.label is not None and v is not None]
@@ -130,7 +160,7 @@ def evaluate(
     scores = np.array([float(v) for _, v in kept])
     categories = np.array([p.category or "-" for p, _ in kept], dtype=object)
     by_category = {
-        str(c): binary_metrics(labels[categories == c], scores[categories == c], threshold)
+        str(c): binary_metrics(labels[categories == c], scores[categories == c], threshold, rule, resamples)
         for c in sorted(set(categories.tolist()))
     }
     left_out = {k: v for k, v in {"unlabelled": unlabelled, "not scored": unscored}.items() if v}
@@ -138,11 +168,14 @@ def evaluate(
         scorer=scorer_id,
         dataset=dataset,
         threshold=threshold,
-        overall=binary_metrics(labels, scores, threshold),
+        overall=binary_metrics(labels, scores, threshold, rule, resamples),
         by_category=by_category,
         calibration=calibration(labels, scores),
         left_out=left_out,
         scorer_info=scorer_info or {},
+        data_sha256=data_sha256,
+        thresholds=rule.as_dict(),
+        resamples=resamples,
     )
 
 
@@ -179,18 +212,48 @@ def score_prompts(scorer: Any, prompts: Sequence[Prompt], store: Any | None) -> 
 
 
 def store_report(store: Any, report: ValidationReport, dataset_spec: str) -> str:
+    """Store the full report under the dataset spec and the verdict under the data's content hash."""
     run_id = validation_run_id(report.scorer, dataset_spec)
     store.register_scorer(report.scorer, report.scorer_info)
     store.put_aggregate(run_id, AGGREGATE_NAME, report.as_dict())
+    if report.data_sha256:
+        store.put_aggregate(
+            verdicts.run_id(report.scorer, report.data_sha256), verdicts.AGGREGATE_NAME, verdict_record(report)
+        )
     return run_id
 
 
-def validation_note(store: Any, scorer_id: str, dataset_name: str) -> str | None:
-    """The line to print under a table computed with `scorer_id` on the dataset spec `dataset_name`, or None
-    when that scorer was never validated on it (`trusteval scorers validate`)."""
+def verdict_record(report: ValidationReport) -> dict[str, Any]:
+    overall = report.overall
+    return {
+        "scorer": report.scorer,
+        "dataset": report.dataset,
+        "data_sha256": report.data_sha256,
+        "threshold": report.threshold,
+        "verdict": overall.verdict,
+        "n": overall.n,
+        "roc_auc": overall.roc_auc,
+        "roc_auc_interval": overall.intervals.get("roc_auc"),
+        "accuracy": overall.accuracy,
+        "accuracy_interval": overall.intervals.get("accuracy"),
+        "macro_f1": overall.macro_f1,
+        "macro_f1_interval": overall.intervals.get("macro_f1"),
+        "by_class": {c: m.verdict for c, m in report.by_category.items()},
+        "thresholds": report.thresholds,
+        "resamples": report.resamples,
+    }
+
+
+def validation_note(store: Any, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> str | None:
+    """The line to print under a table computed with `scorer_id` on this data: the verdict in words when the
+    scorer was validated on data with this content hash, else the older note kept under the dataset spec,
+    else None (`trusteval scorers validate`)."""
+    found = verdicts.stored_verdict(store, scorer_id, data_sha256)
+    if found is not None:
+        return f"Scorer validity of {scorer_id} " + verdicts.describe(found)
     stored = store.aggregate(validation_run_id(scorer_id, dataset_name), AGGREGATE_NAME)
     if stored is None:
-        return None
+        return f"Scorer validity of {scorer_id}: " + verdicts.describe(None) if data_sha256 else None
     overall, cal = stored["overall"], stored["calibration"]
     auc = "n/a (one label only)" if overall["roc_auc"] is None else f"{overall['roc_auc']:.3f}"
     return (
@@ -200,12 +263,16 @@ def validation_note(store: Any, scorer_id: str, dataset_name: str) -> str | None
     )
 
 
-def scorer_info_for(store: Any, scorer_id: str, dataset_name: str) -> dict[str, Any]:
-    """What the store knows of a scorer, with its validation note on this dataset when there is one."""
+def scorer_info_for(store: Any, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> dict[str, Any]:
+    """What the store knows of a scorer, with its validation note and verdict on this data when there is one."""
     info = dict(store.scorer_info(scorer_id) or {})
-    note = validation_note(store, scorer_id, dataset_name)
+    note = validation_note(store, scorer_id, dataset_name, data_sha256)
     if note:
         info["validation_note"] = note
+    found = verdicts.stored_verdict(store, scorer_id, data_sha256)
+    info["validity"] = found["verdict"] if found else ("not validated" if data_sha256 else None)
+    if found:
+        info["validity_detail"] = found
     return info
 
 
@@ -213,15 +280,28 @@ def report_tables(report: ValidationReport) -> list[Any]:
     """The validity table (overall and per class) and the reliability table, for printing and files."""
     from trusteval.report.tables import Table
 
-    def row(name: str, m: BinaryMetrics) -> tuple[Any, ...]:
-        return (name, m.n, m.toxic, m.roc_auc, m.accuracy, m.macro_f1)
+    def cell(m: BinaryMetrics, name: str) -> str:
+        value, found = getattr(m, name), m.intervals.get(name)
+        if value is None:
+            return "n/a"
+        return f"{value:.3f}" + (f" [{found[0]:.3f}, {found[1]:.3f}]" if found else "")
 
-    notes = [f"Toxic at score >= {report.threshold:g}; ROC AUC is n/a for a class with one label only."]
+    def row(name: str, m: BinaryMetrics) -> tuple[Any, ...]:
+        return (name, m.n, m.toxic, cell(m, "roc_auc"), cell(m, "accuracy"), cell(m, "macro_f1"), m.verdict)
+
+    rule = report.thresholds
+    notes = [
+        f"Verdict: {report.verdict.upper()} (by the ROC AUC interval: valid when its low end >= "
+        f"{rule.get('valid_when_auc_lo_at_least')}, invalid when its high end < {rule.get('invalid_when_auc_hi_below')}"
+        f", weak otherwise; --valid-auc / --invalid-auc change them)",
+        f"95% stratified bootstrap intervals, {report.resamples} resamples; data sha256 {report.data_sha256[:16]}",
+        f"Toxic at score >= {report.threshold:g}; ROC AUC is n/a for a class with one label only.",
+    ]
     notes += [f"Left out: {n} {why}" for why, n in report.left_out.items()]
     validity = Table(
         name="scorer_validity",
         title=f"Scorer validity: {report.scorer} on {report.dataset}",
-        columns=("Class", "n", "toxic", "ROC AUC", "accuracy", "macro-F1"),
+        columns=("Class", "n", "toxic", "ROC AUC [95% CI]", "accuracy [95% CI]", "macro-F1 [95% CI]", "verdict"),
         rows=(row("all", report.overall), *(row(c, m) for c, m in report.by_category.items())),
         notes=tuple(notes),
         digits=3,

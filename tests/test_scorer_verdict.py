@@ -1,0 +1,167 @@
+"""The validity verdict (issue 10, point 3): bootstrap intervals against sklearn, the verdict rule, a verdict
+that follows the data under another name, path and column option, and runs that warn or refuse."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
+
+from helpers import run_cli
+from trusteval.scorers.verdict import Thresholds, bootstrap_intervals, verdict
+from trusteval.store import Store
+
+
+def _case(seed: int, n: int = 300):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, n)
+    return labels, np.clip(0.3 * labels + rng.normal(0.35, 0.2, n), 0, 1).round(2)
+
+
+def _sklearn_bootstrap(labels, scores, threshold, resamples, seed):
+    """The documented protocol written out again with sklearn's metrics: toxic and non-toxic items drawn apart."""
+    rng = np.random.default_rng(seed)
+    pos, neg = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
+    found = {"roc_auc": [], "accuracy": [], "macro_f1": []}
+    for _ in range(resamples):
+        idx = np.concatenate([rng.choice(pos, len(pos)), rng.choice(neg, len(neg))])
+        y, s = labels[idx], scores[idx]
+        found["roc_auc"].append(roc_auc_score(y, s))
+        found["accuracy"].append(accuracy_score(y, s >= threshold))
+        found["macro_f1"].append(f1_score(y, s >= threshold, average="macro", zero_division=0))
+    return {k: [np.percentile(v, 2.5), np.percentile(v, 97.5)] for k, v in found.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_intervals_match_an_independent_sklearn_bootstrap(seed):
+    labels, scores = _case(seed)
+    ours = bootstrap_intervals(labels, scores, 0.5, resamples=300, seed=7)
+    reference = _sklearn_bootstrap(labels, scores, 0.5, 300, 7)
+    for name in ("roc_auc", "accuracy", "macro_f1"):
+        assert ours[name] == pytest.approx(reference[name], abs=1e-12)
+
+
+def test_auc_interval_width_agrees_with_hanley_mcneil():
+    labels, scores = _case(3, n=800)
+    lo, hi = bootstrap_intervals(labels, scores, 0.5, resamples=1000)["roc_auc"]
+    auc, n1, n0 = roc_auc_score(labels, scores), labels.sum(), len(labels) - labels.sum()
+    q1, q2 = auc / (2 - auc), 2 * auc**2 / (1 + auc)
+    se = np.sqrt((auc * (1 - auc) + (n1 - 1) * (q1 - auc**2) + (n0 - 1) * (q2 - auc**2)) / (n1 * n0))
+    assert lo < auc < hi
+    assert hi - lo == pytest.approx(2 * norm.ppf(0.975) * se, rel=0.2)
+
+
+def test_verdict_rule_and_its_thresholds():
+    rule = Thresholds()
+    assert verdict([0.80, 0.9], rule) == "valid" and verdict([0.79, 0.9], rule) == "weak"
+    assert verdict([0.5, 0.649], rule) == "invalid" and verdict([0.5, 0.65], rule) == "weak"
+    assert verdict(None, rule) == "unknown"
+    assert verdict([0.75, 0.9], Thresholds(valid_lo=0.7)) == "valid"
+    assert verdict([0.6, 0.7], Thresholds(invalid_hi=0.75)) == "invalid"
+
+
+@pytest.fixture(scope="module")
+def chance_file(tmp_path_factory, data_dir):
+    """400 real COLD test comments with their labels shuffled: any scorer is at chance on it."""
+    with open(data_dir / "cold" / "test.csv", encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))[:400]
+    labels = np.random.default_rng(0).permutation([int(r["label"]) for r in rows])
+    folder = tmp_path_factory.mktemp("chance")
+    path = folder / "chance.csv"
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "label", "category"])
+        writer.writerows((r["TEXT"], int(y), r["topic"]) for r, y in zip(rows, labels, strict=True))
+    return path
+
+
+def _renamed_copy(path: Path, folder: Path) -> Path:
+    """The same data under another name, with its text column called `comment`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "renamed.csv"
+    shutil.copyfile(path, folder / "plain-copy.csv")
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    copy.write_text("comment" + lines[0][len("text") :] + "".join(lines[1:]), "utf-8")
+    return copy
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory, chance_file, cache_dir):
+    store = tmp_path_factory.mktemp("verdict") / "ws"
+    result = run_cli("scorers", "validate", "--scorer", "cold-tfidf", "--dataset", f"file:{chance_file}?lang=zh",
+                     "--store", store, "--cache-dir", cache_dir, "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return store, result.json()
+
+
+def test_cold_tfidf_at_chance_is_invalid(judged):
+    _, out = judged
+    lo, hi = out["overall"]["intervals"]["roc_auc"]
+    assert lo < out["overall"]["roc_auc"] < hi < 0.65
+    assert out["overall"]["verdict"] == "invalid"
+    assert {m["verdict"] for m in out["by_category"].values()} <= {"invalid", "weak"}
+
+
+def _replay(folder: Path, texts: list[str]) -> Path:
+    path = folder / "answers.jsonl"
+    path.write_text("".join(json.dumps({"prompt": t, "response": "今天天气很好。"}, ensure_ascii=False) + "\n"
+                            for t in texts), "utf-8")  # fmt: skip
+    return path
+
+
+def _texts(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as handle:
+        return [row["text"] for row in csv.DictReader(handle)]
+
+
+def _run_count(store: Path) -> int:
+    s = Store.open_read_only(store)
+    try:
+        return len(s.runs()) + s.count("run_items") + s.count("scores")
+    finally:
+        s.close()
+
+
+def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, chance_file, cache_dir, tmp_path):
+    store, _ = judged
+    copy = _renamed_copy(chance_file, tmp_path / "elsewhere")
+    relative = os.path.relpath(copy, Path.cwd())
+    dataset = f"file:{relative}?text=comment&lang=zh"
+    model = f"replay:{_replay(tmp_path, _texts(chance_file))}"
+    args = ("run", "--benchmark", "trusteval-toxicity", "--model", model, "--dataset", dataset, "--seeds", "42",
+            "--limit", "40", "--scorer", "cold-tfidf", "--store", store, "--cache-dir", cache_dir)  # fmt: skip
+    result = run_cli(*args, "--json", "--no-progress")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr.count("cold-tfidf@2 is judged invalid") == 2  # at start and at end
+    out = result.json()
+    used = out["metrics"]["scorers_used"]["response_toxicity"]
+    assert (used["id"], used["threshold"], used["validity"]) == ("cold-tfidf@2", 0.5, "invalid")
+    assert any("INVALID" in n for n in out["notes"])
+    report = run_cli("report", out["run_id"], "--store", store, "--json")
+    assert report.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "invalid"
+    tables = " ".join(run_cli("report", out["run_id"], "--store", store).stdout.split())
+    assert "Scorer validity of cold-tfidf@2 on file:" in tables and ": INVALID, ROC AUC 0." in tables
+    before = _run_count(store)
+    refused = run_cli(*args, "--json", "--no-progress", "--require-valid-scorer")
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "--require-valid-scorer" in refused.stderr and "INVALID" in refused.stderr
+    assert _run_count(store) == before
+
+
+def test_another_file_with_other_content_is_not_validated(judged, chance_file, cache_dir, tmp_path):
+    store, _ = judged
+    other = tmp_path / "other.csv"
+    other.write_text(chance_file.read_text("utf-8").replace(",1,", ",0,", 1), "utf-8")
+    model = f"replay:{_replay(tmp_path, _texts(chance_file))}"
+    result = run_cli("run", "--benchmark", "trusteval-toxicity", "--model", model, "--dataset",
+                     f"file:{other}?lang=zh", "--seeds", "42", "--limit", "10", "--scorer", "cold-tfidf",
+                     "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "not validated"
