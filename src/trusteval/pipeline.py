@@ -28,6 +28,7 @@ from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
 from trusteval.run_owner import record_owner, release_run
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.shards import shard_plan
 from trusteval.store import RunItem, Store
@@ -163,6 +164,7 @@ async def _generate_score_report(
         await score_stage(store, items, task, progress, summary)
     results = stored_results(store, run_id, benchmark, items)
     summary.metrics, summary.tables = results.metrics, results.tables
+    summary.notes += tuple(results.metrics.get("warnings", ()))
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
     summary.status = "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete"
@@ -369,6 +371,9 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
     info = {name: scorer_info_for(store, scorer_id, dataset) for name, scorer_id in task_ids.items()}
+    for name, scorer_id in task_ids.items():
+        if scorer_id.startswith("judge/"):
+            info[name]["judge_validation"] = stored_validation(store, scorer_id)
     return benchmark.results(items, book, info)
 
 

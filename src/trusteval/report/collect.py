@@ -32,12 +32,11 @@ from trusteval.records import text_subject
 from trusteval.report import paper_tables
 from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
 from trusteval.report.tables import Table
+from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX, stored_validation
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import Store
 
 TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
-VALIDATION_AGGREGATE = "judge_validation"
-VALIDATION_RUN_PREFIX = "judge-validation-"
 BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations
 # Benchmarks that plan exactly the same requests from the same spec (trusteval-bias is trusteval-toxicity's plan).
 
@@ -212,17 +211,21 @@ def mostly_the_store(store: Store, groups: Sequence[Group]) -> bool:
     return sum(counted) * BULK_SHARE >= max(1, store.count("generations"))
 
 
-def stored_validations(store: Store, run_ids: Sequence[str] | None = None) -> dict[str, Any]:
+def stored_validations(
+    store: Store, run_ids: Sequence[str] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Table 9 rows by label, and the stored records they came from."""
     rows = store.conn.execute(
         "SELECT run_id, value FROM aggregates WHERE name = ? ORDER BY created_at", (VALIDATION_AGGREGATE,)
     )
-    found = {}
+    found, records = {}, {}
     for row in rows:
         if run_ids is not None and row["run_id"] not in run_ids:
             continue
         value = json.loads(row["value"])
         found[value["label"]] = validation_from_dict(value["validation"])
-    return found
+        records[value["label"]] = value
+    return found, list(records.values())
 
 
 # -- tables -------------------------------------------------------------------------------------------------------
@@ -257,9 +260,9 @@ def build_tables(
         out.metrics.append({"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,
                             "runs": {m: r.run_id for m, r in group.models.items()}, **metrics})  # fmt: skip
     if benchmark in (None, "trusteval-avoidance") and dataset is None:
-        validations = stored_validations(store, run_ids)
+        validations, records = stored_validations(store, run_ids)
         if validations:
-            out.tables.append(paper_tables.validation_table(validations))
+            out.tables.append(paper_tables.validation_table(validations, paper_tables.degenerate_notes(records)))
             out.metrics.append({"judge_validation": {k: v.as_dict() for k, v in validations.items()}})
     if not out.tables:
         raise UsageError(_nothing_matches(store, benchmark, dataset, run_ids))
@@ -272,7 +275,8 @@ def _group_tables(
 ) -> tuple[list[Table], dict]:
     if group.benchmark == "trusteval-avoidance":
         judged, classes = _read_all(group, lambda run, models: read_judgements(store, run, models))
-        info = store.scorer_info(group.latest.tasks.get(JUDGE_TASK, "")) or {}
+        judge_id = group.latest.tasks.get(JUDGE_TASK, "")
+        info = {**(store.scorer_info(judge_id) or {}), "judge_validation": stored_validation(store, judge_id)}
         results = TrustEvalAvoidance(spec).results_from_judgements(judged, info, sorted(classes))
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))

@@ -269,6 +269,18 @@ def validation_table(validations: Mapping[str, JudgeValidation], notes: Sequence
     )
 
 
+def degenerate_notes(records: Sequence[Mapping]) -> list[str]:
+    """A warning for every stored judge validation whose judge gave one verdict to > 95% of the pairs."""
+    from trusteval.scorers.judge_validity import VerdictCheck
+
+    found = []
+    for record in records:
+        verdicts = record.get("verdicts")
+        if verdicts and verdicts.get("degenerate"):
+            found.append(VerdictCheck(**verdicts).note(str(record.get("label", "?"))) or "")
+    return found
+
+
 def _validation_counts(validations: Mapping[str, JudgeValidation]) -> list[str]:
     found = []
     for judge, v in validations.items():
