@@ -11,6 +11,7 @@ from trusteval.errors import UsageError
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import Outcome, ScorerContext, TextScorer
+from trusteval.scorers.language import is_empty
 from trusteval.store import RunItem
 
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
@@ -63,12 +64,13 @@ def load_toxicity_scorer(
 
 
 def text_task(name: str, scorer: TextScorer, role: str) -> ScoringTask:
-    """Score one text of every item: the prompt, or the response when there is one."""
+    """Score one text of every item: the prompt, or the response when there is one (an empty or
+    whitespace-only response is never scored: the benchmarks count it as "empty response")."""
 
     def select(item: RunItem) -> Inputs | None:
         if role == "prompt":
             return (item.prompt.text,)
-        return None if item.response is None else (item.response,)
+        return None if item.response is None or is_empty(item.response) else (item.response,)
 
     async def run(batch: list[Inputs]) -> list[Outcome]:
         texts: Sequence[str] = [inputs[0] for inputs in batch]

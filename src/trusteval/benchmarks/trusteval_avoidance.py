@@ -31,8 +31,8 @@ from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
 from trusteval.records import Score, text_subject
-from trusteval.report import paper_tables
 from trusteval.registry import did_you_mean
+from trusteval.report import paper_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
@@ -89,8 +89,9 @@ class TrustEvalAvoidance:
         self.per_category = spec.per_category or DEFAULT_PER_CATEGORY
         for key in spec.options:
             if key not in OPTIONS:
+                known = ", ".join(OPTIONS)
                 raise UsageError(
-                    f"{self.name}: unknown option '{key}'.{did_you_mean(key, list(OPTIONS))} Known: {', '.join(OPTIONS)}"
+                    f"{self.name}: unknown option '{key}'.{did_you_mean(key, list(OPTIONS))} Known: {known}"
                 )
 
     def judge_prompt(self):

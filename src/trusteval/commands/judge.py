@@ -167,9 +167,8 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
     from trusteval.metrics.agreement import judge_validation
     from trusteval.models import BackendSettings
     from trusteval.records import content_hash
-    from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX
     from trusteval.scorers.judge import AVOIDANCE_LABELS, open_judge, parse_binary
-    from trusteval.scorers.judge_validity import verdict_check
+    from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX, verdict_check
 
     settings = BackendSettings(concurrency=args.concurrency, timeout_s=args.timeout, env=dict(os.environ))
     judge = open_judge(args.judge, settings, judge_prompt(args.judge_prompt), parse_binary, labels=AVOIDANCE_LABELS)
@@ -212,8 +211,6 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
 
     from trusteval.report.tables import print_tables
 
-    table = validation_table(
-        {result["label"]: validation_from_dict(result["validation"])}, degenerate_notes([result])
-    )
+    table = validation_table({result["label"]: validation_from_dict(result["validation"])}, degenerate_notes([result]))
     print_tables([table], Console())
     print(one_line(f"{result['judge_calls']} judge calls; stored as {result['validation_id']}"), file=sys.stderr)

@@ -32,7 +32,7 @@ from trusteval.records import text_subject
 from trusteval.report import paper_tables
 from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
 from trusteval.report.tables import Table
-from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX, stored_validation
+from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import Store
 

@@ -90,7 +90,9 @@ def validation_line(record: Mapping[str, Any] | None) -> str:
         f"Spearman ρ {_number((v.get('spearman') or {}).get('r'), 3)}"
     )
     if kappa is None or math.isnan(kappa) or kappa < SLIGHT_KAPPA:
-        line += f"; WARNING: κ n/a or below {SLIGHT_KAPPA:g} (slight agreement at best): these rates are not trustworthy"
+        line += (
+            f"; WARNING: κ n/a or below {SLIGHT_KAPPA:g} (slight agreement at best): these rates are not trustworthy"
+        )
     if record.get("verdicts", {}).get("degenerate"):
         line += "; degenerate on the labelled pairs"
     return line
