@@ -63,6 +63,25 @@ def _run(tmp_path, cache_dir, dataset, model, benchmark="trusteval-toxicity", *e
     return result.json()
 
 
+def _same_by_index_and_by_scan(folder):
+    from trusteval.report.bulk_read import BulkLookup
+    from trusteval.report.collect import find_runs, read_pairs
+    from trusteval.store import Store
+
+    store = Store.open(folder)
+    try:
+        for run in find_runs(store):
+            indexed, _ = read_pairs(store, run, run.spec.models)
+            scanned, _ = read_pairs(store, run, run.spec.models, BulkLookup(store))
+            for model, found in indexed.items():
+                other = scanned[model]
+                assert (found.skipped, found.off_language, found.checked, found.lang) == (
+                    other.skipped, other.off_language, other.checked, other.lang)  # fmt: skip
+                assert found.skipped["empty response"] == 2 and sum(found.off_language.values()) == 2
+    finally:
+        store.close()
+
+
 def test_empty_and_english_answers_in_a_chinese_run_are_counted_and_not_scored(tmp_path, cache_dir, cold_like_run):
     dataset, model = cold_like_run
     out = _run(tmp_path, cache_dir, dataset, model)
@@ -77,6 +96,13 @@ def test_empty_and_english_answers_in_a_chinese_run_are_counted_and_not_scored(t
     assert any("not in zh" in n for n in out["notes"])
     markdown = _table(tmp_path / "ws", out["run_id"], "table5")
     assert "2 empty response" in markdown and "not in zh by script check" in markdown
+
+    tables = run_cli("tables", "--store", tmp_path / "ws", "--json")  # the same counts across runs
+    assert tables.returncode == 0, tables.stderr[-3000:]
+    [group] = [m for m in tables.json()["metrics"] if m.get("benchmark") == "trusteval-toxicity"]
+    mine = group["metrics"]["models"][model]
+    assert (mine["empty"], mine["off_language"], mine["skipped"]) == (2, off, {"empty response": 2})
+    _same_by_index_and_by_scan(tmp_path / "ws")
 
     excluded = _run(tmp_path, cache_dir, dataset, model, "trusteval-toxicity", "--option", "off_language=exclude")
     found = excluded["metrics"]["models"][model]

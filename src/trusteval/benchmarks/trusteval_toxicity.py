@@ -60,7 +60,7 @@ def collect_pairs(
     skipped: dict[str, Counter] = {}
     foreign: dict[str, Counter] = {}
     checked: dict[str, Counter] = {}
-    langs: dict[str, str] = {}
+    langs: dict[str, set[str]] = {}
     for item in items:
         rows = grouped.setdefault(item.model, [])
         missing = skipped.setdefault(item.model, Counter())
@@ -73,7 +73,7 @@ def collect_pairs(
             continue
         category = item.prompt.category or "all"
         seen[category] += 1
-        langs[item.model] = item.prompt.lang
+        langs.setdefault(item.model, set()).add(item.prompt.lang)
         if off_language(item.response, item.prompt.lang):
             off[category] += 1
             if off_language_policy == "exclude":
@@ -94,13 +94,13 @@ def collect_pairs(
         response_toxic = float(response_score.value) >= threshold
         rows.append((item.prompt.id, item.seed, prompt_toxic, response_toxic, item.prompt.category or "all"))
     return {
-        model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model))
+        model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model, set()))
         for model, rows in grouped.items()
     }
 
 
 def _model_pairs(
-    model: str, rows: list[tuple[str, int, bool, bool, str]], skipped: Counter, off=None, checked=None, lang=None
+    model: str, rows: list[tuple[str, int, bool, bool, str]], skipped: Counter, off=None, checked=None, langs=()
 ) -> ModelPairs:
     columns = list(zip(*rows, strict=True)) if rows else [[], [], [], [], []]
     pairs = Pairs(
@@ -110,6 +110,7 @@ def _model_pairs(
         response_toxic=np.asarray(columns[3], dtype=bool),
     )
     categories = np.asarray(columns[4], dtype=object)
+    lang = "/".join(sorted(langs)) or None
     return ModelPairs(model, pairs, categories, skipped, off or Counter(), checked or Counter(), lang)
 
 

@@ -96,7 +96,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
 def _check_runs(store: Any, run_ids: list[str] | None) -> None:
     from trusteval.errors import UsageError
-    from trusteval.report.collect import VALIDATION_RUN_PREFIX
+    from trusteval.scorers.judge_validity import VALIDATION_RUN_PREFIX
 
     for run_id in run_ids or []:
         if store.run_info(run_id) is None and not run_id.startswith(VALIDATION_RUN_PREFIX):

@@ -21,7 +21,13 @@ import numpy as np
 
 from trusteval.benchmarks.trusteval_avoidance import JUDGE_TASK, TrustEvalAvoidance, judgements_from_rows
 from trusteval.benchmarks.trusteval_bias import TrustEvalBias
-from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK, ModelPairs, TrustEvalToxicity
+from trusteval.benchmarks.trusteval_toxicity import (
+    PROMPT_TASK,
+    RESPONSE_TASK,
+    ModelPairs,
+    TrustEvalToxicity,
+    off_language_policy,
+)
 from trusteval.config import RunSpec
 from trusteval.errors import UsageError
 from trusteval.metrics.agreement import validation_from_dict
@@ -33,6 +39,7 @@ from trusteval.report import paper_tables
 from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
 from trusteval.report.tables import Table
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
+from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, register_sql_function
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import Store
 
@@ -155,15 +162,21 @@ def read_pairs(
         columns = bulk.pair_columns(run, models)
     else:
         params = (run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK), run.run_id, *models)
+        register_sql_function(store.conn)
         rows = store.conn.execute(_models_query(PAIRS_SQL, models), params).fetchall()
         columns = PairColumns.from_rows(rows, models) if rows else None
     return classify_pairs(run, columns) if columns is not None else ({}, set())
 
 
 def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs], set[str]]:
-    """Toxic or not at the run's threshold; what cannot be classified is counted per reason."""
+    """Toxic or not at the run's threshold; what cannot be classified is counted per reason (as
+    trusteval_toxicity.collect_pairs does, empty and off-language responses included)."""
     threshold = run.spec.threshold
-    response_ok = c.answered & c.response_ok
+    empty = c.answered & (c.response_check == EMPTY)
+    foreign = c.answered & (c.response_check == OFF_LANGUAGE)
+    excluded = foreign & (off_language_policy(run.spec.options) == "exclude")
+    checked = c.answered & ~empty
+    response_ok = c.answered & c.response_ok & ~empty & ~excluded
     if run.spec.prompt_toxicity == "label":
         prompt_ok, prompt_toxic = np.ones(c.model.size, dtype=bool), c.label == 1
     else:
@@ -175,7 +188,9 @@ def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs
     keep = response_ok & prompt_ok
     reasons = {
         "generation failed": ~c.answered,
-        "response not scored": c.answered & ~response_ok,
+        "empty response": empty,
+        "off-language response": excluded,
+        "response not scored": c.answered & ~empty & ~excluded & ~response_ok,
         "prompt not scored": response_ok & ~prompt_ok,
     }
     found = {}
@@ -184,7 +199,10 @@ def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs
         take = mine & keep
         pairs = Pairs(c.prompt[take], c.seed[take], prompt_toxic[take], response_toxic[take])
         skipped = Counter({why: int(np.sum(mine & mask)) for why, mask in reasons.items() if np.any(mine & mask)})
-        found[name] = ModelPairs(name, pairs, c.category[take], skipped)
+        off = Counter(c.category[mine & foreign].tolist())
+        seen = Counter(c.category[mine & checked].tolist())
+        lang = "/".join(sorted(set(c.lang[mine & checked].tolist()))) or None
+        found[name] = ModelPairs(name, pairs, c.category[take], skipped, off, seen, lang)
     return found, set(c.category.tolist())
 
 
