@@ -63,14 +63,17 @@ def load_toxicity_scorer(
     return scorer
 
 
-def text_task(name: str, scorer: TextScorer, role: str) -> ScoringTask:
-    """Score one text of every item: the prompt, or the response when there is one (an empty or
-    whitespace-only response is never scored: the benchmarks count it as "empty response")."""
+def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = False) -> ScoringTask:
+    """Score one text of every item: the prompt, or the response when there is one. `skip_empty` (toxicity
+    scorers): an empty or whitespace-only response is never scored; the benchmarks count it as "empty
+    response"."""
 
     def select(item: RunItem) -> Inputs | None:
         if role == "prompt":
             return (item.prompt.text,)
-        return None if item.response is None or is_empty(item.response) else (item.response,)
+        if item.response is None or (skip_empty and is_empty(item.response)):
+            return None
+        return (item.response,)
 
     async def run(batch: list[Inputs]) -> list[Outcome]:
         texts: Sequence[str] = [inputs[0] for inputs in batch]

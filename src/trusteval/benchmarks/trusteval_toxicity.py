@@ -226,7 +226,7 @@ class TrustEvalToxicity:
         scorer = load_toxicity_scorer(
             self.spec.scorer, context, plan_languages, force_language=self.spec.force_scorer_language
         )
-        tasks = [text_task(RESPONSE_TASK, scorer, "response")]
+        tasks = [text_task(RESPONSE_TASK, scorer, "response", skip_empty=True)]
         if self.spec.prompt_toxicity == "scorer":
             tasks.insert(0, text_task(PROMPT_TASK, scorer, "prompt"))
         return tasks

@@ -277,7 +277,7 @@ def build_plan(
 
 def toxicity_task(spec: RunSpec, context: ScorerContext, languages: set[str]) -> ScoringTask:
     scorer = load_toxicity_scorer(spec.scorer, context, languages, force_language=spec.force_scorer_language)
-    return text_task(RESPONSE_TOXICITY, scorer, "response")
+    return text_task(RESPONSE_TOXICITY, scorer, "response", skip_empty=True)
 
 
 def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringTask:
