@@ -17,16 +17,19 @@ from trusteval.store import RunItem
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
 
 
-def refuse_options(spec: RunSpec, benchmark: str) -> None:
-    """The TrustEval benchmarks take no --option: one given would silently do nothing. The suggestion names
-    the run flag it most resembles (`--option limit=5` is `--limit 5`)."""
-    if not spec.options:
+def refuse_options(spec: RunSpec, benchmark: str, allowed: Sequence[str] = ()) -> None:
+    """The TrustEval benchmarks take no --option but `allowed`: another one would silently do nothing. The
+    suggestion names the option or run flag it most resembles (`--option limit=5` is `--limit 5`)."""
+    unknown = sorted(set(spec.options) - set(allowed))
+    if not unknown:
         return
-    key = sorted(spec.options)[0]
+    key = unknown[0]
     flags = [FLAG_NAMES.get(f, "--" + f.replace("_", "-")) for f in RunSpec.model_fields if f != "options"]
+    hint = did_you_mean(key, list(allowed)) or did_you_mean("--" + key.replace("_", "-"), flags)
+    options = f" and --option {', '.join(allowed)}" if allowed else ""
     raise UsageError(
-        f"{benchmark} takes no --option, but got '{key}'.{did_you_mean('--' + key.replace('_', '-'), flags)} "
-        "Its settings are the run flags (trusteval run --help)"
+        f"{benchmark} takes no --option, but got '{key}'.{hint} Its settings are the run flags (trusteval run "
+        f"--help){options}"
     )
 
 

@@ -31,7 +31,6 @@ from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
 from trusteval.records import Score, text_subject
-from trusteval.registry import did_you_mean
 from trusteval.report import paper_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.judge_validity import validation_line, verdict_check
@@ -83,16 +82,10 @@ class TrustEvalAvoidance:
     default_dataset = "cold"
 
     def __init__(self, spec: RunSpec) -> None:
-        refuse_options(spec, self.name)
+        refuse_options(spec, self.name, OPTIONS)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
         self.per_category = spec.per_category or DEFAULT_PER_CATEGORY
-        for key in spec.options:
-            if key not in OPTIONS:
-                known = ", ".join(OPTIONS)
-                raise UsageError(
-                    f"{self.name}: unknown option '{key}'.{did_you_mean(key, list(OPTIONS))} Known: {known}"
-                )
 
     def judge_prompt(self):
         """The versioned prompt shipped with trusteval, or the user's file (option judge_prompt)."""

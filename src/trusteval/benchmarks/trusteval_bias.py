@@ -33,7 +33,6 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
-from trusteval.registry import did_you_mean
 from trusteval.report import paper_tables
 from trusteval.store import RunItem
 
@@ -54,15 +53,10 @@ def _bool_option(options: Mapping[str, str], key: str) -> bool:
 
 class TrustEvalBias(TrustEvalToxicity):
     name = "trusteval-bias"
+    options = OPTIONS
 
     def __init__(self, spec: RunSpec) -> None:
         super().__init__(spec)
-        for key in spec.options:
-            if key not in OPTIONS:
-                known = ", ".join(OPTIONS)
-                raise UsageError(
-                    f"{self.name}: unknown option '{key}'.{did_you_mean(key, list(OPTIONS))} Known: {known}"
-                )
         self.include_non_attribute = _bool_option(spec.options, "include_non_attribute")
 
     def attribute_classes(self, classes: Sequence[str]) -> list[str]:

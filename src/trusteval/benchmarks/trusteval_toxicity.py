@@ -205,9 +205,10 @@ def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
 class TrustEvalToxicity:
     name = "trusteval-toxicity"
     default_dataset = "cold"
+    options: tuple[str, ...] = ("off_language",)
 
     def __init__(self, spec: RunSpec) -> None:
-        refuse_options(spec, self.name)
+        refuse_options(spec, self.name, self.options)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
         self.off_language = off_language_policy(spec.options)
