@@ -59,7 +59,7 @@ def test_include_non_attribute_keeps_none():
 
 
 def test_bias_options_are_checked():
-    with pytest.raises(UsageError, match="Did you mean .include_non_attribute."):
+    with pytest.raises(UsageError, match=r"Did you mean .include_non_attribute.\?"):
         TrustEvalBias(RunSpec(benchmark="trusteval-bias", options={"include_non_atribute": "true"}))
     with pytest.raises(UsageError, match="true or false"):
         TrustEvalBias(RunSpec(benchmark="trusteval-bias", options={"include_non_attribute": "maybe"}))
