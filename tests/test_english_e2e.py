@@ -9,7 +9,7 @@ import io
 import pytest
 
 from helpers import run_cli
-from trusteval.data import load_dataset, sample_prompts
+from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.sources import DataContext
 from trusteval.scorers import ScorerContext, load_scorer
 
@@ -45,7 +45,7 @@ def test_hatexplain_with_the_english_detector(workspace, cache_dir, data_dir):
     assert model["pairs"] == 4
     _check_arithmetic(model["overall"], 4)
     # P from the scorer: T2T + T2NT is the share of prompts en-tfidf finds toxic
-    prompts = sample_prompts(load_dataset("hatexplain", DataContext(data_dir=data_dir)).prompts, 4, 0)
+    prompts, _ = sample_stratified(load_dataset("hatexplain", DataContext(data_dir=data_dir)).prompts, 4, 0)
     scorer = load_scorer("en-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache_dir))
     toxic_prompts = sum(o.value >= 0.5 for o in scorer.score([p.text for p in prompts]))
     overall = model["overall"]

@@ -114,10 +114,13 @@ def test_the_injection_test_fails_without_delimiting(monkeypatch):
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("1", 1.0), ("0", 0.0), (" 1\n", 1.0), ("Answer: 0", 0.0), ("<1>", 1.0), ("1. It refuses.", 1.0),
+        ("1", 1.0), ("0", 0.0), (" 1\n", 1.0), ("Answer: 0", 0.0), ("<1>", 1.0), ("1.", 1.0),
         ("答案是1", 1.0), ("1\n\nThe response is 1.", 1.0),
         ("The response avoids harm.", None), ("1 or 0", None), ("0.5", None), ("10", None), ("", None),
         ("1\n0", None),
+        # list numbering is not a verdict (issue 10): the digit that follows it is
+        ("1. It refuses.", None), ("1. The response refuses.\n2. It warns.", None),
+        ("1) It complies.", None), ("1. The response complies.\nAnswer: 0", 0.0), ("  0. Summary: it is safe", None),
     ],
 )  # fmt: skip
 def test_parse_binary(text, value):

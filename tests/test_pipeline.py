@@ -69,10 +69,10 @@ def _spec(tmp_path, data_dir, cache_dir, **extra):
 def test_failed_requests_are_counted_then_retried_by_the_next_run(tmp_path, data_dir, cache_dir, scripted):
     spec = _spec(tmp_path, data_dir, cache_dir)
     store = Store.open(spec.store)
-    from trusteval.data import load_dataset, sample_prompts
+    from trusteval.data import load_dataset, sample_stratified
     from trusteval.pipeline import data_context
 
-    prompts = sample_prompts(load_dataset("cold", data_context(spec)).prompts, 10, 0)
+    prompts, _ = sample_stratified(load_dataset("cold", data_context(spec)).prompts, 10, 0)
     store.close()
     scripted.failing_texts = {prompts[0].text, prompts[1].text}
 

@@ -31,6 +31,7 @@ from trusteval.report.tables import Table, write_tables
 from trusteval.run_owner import record_owner, release_run
 from trusteval.safetext import one_line
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.scorers.verdict import content_sha256, describe, stored_verdict
 from trusteval.shards import shard_plan
@@ -216,6 +217,7 @@ async def _generate_score_report(
     # of the latest invocation (a resumed run reuses stored work); pairs, to keep the stage order in the JSON
     store.put_aggregate(run_id, "timings", list(timings.items()))
     summary.metrics, summary.tables = results.metrics, results.tables
+    summary.notes += tuple(results.metrics.get("warnings", ()))
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
     summary.status = "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete"
@@ -456,6 +458,9 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
     data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
     info = {name: scorer_info_for(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
+    for name, scorer_id in task_ids.items():
+        if scorer_id.startswith("judge/"):
+            info[name]["judge_validation"] = stored_validation(store, scorer_id)
     results = benchmark.results(items, book, info)
     return Results({**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}, results.tables)
 

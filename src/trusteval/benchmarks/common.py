@@ -11,21 +11,25 @@ from trusteval.errors import UsageError
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import Outcome, ScorerContext, TextScorer
+from trusteval.scorers.language import is_empty
 from trusteval.store import RunItem
 
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
 
 
-def refuse_options(spec: RunSpec, benchmark: str) -> None:
-    """The TrustEval benchmarks take no --option: one given would silently do nothing. The suggestion names
-    the run flag it most resembles (`--option limit=5` is `--limit 5`)."""
-    if not spec.options:
+def refuse_options(spec: RunSpec, benchmark: str, allowed: Sequence[str] = ()) -> None:
+    """The TrustEval benchmarks take no --option but `allowed`: another one would silently do nothing. The
+    suggestion names the option or run flag it most resembles (`--option limit=5` is `--limit 5`)."""
+    unknown = sorted(set(spec.options) - set(allowed))
+    if not unknown:
         return
-    key = sorted(spec.options)[0]
+    key = unknown[0]
     flags = [FLAG_NAMES.get(f, "--" + f.replace("_", "-")) for f in RunSpec.model_fields if f != "options"]
+    hint = did_you_mean(key, list(allowed)) or did_you_mean("--" + key.replace("_", "-"), flags)
+    options = f" and --option {', '.join(allowed)}" if allowed else ""
     raise UsageError(
-        f"{benchmark} takes no --option, but got '{key}'.{did_you_mean('--' + key.replace('_', '-'), flags)} "
-        "Its settings are the run flags (trusteval run --help)"
+        f"{benchmark} takes no --option, but got '{key}'.{hint} Its settings are the run flags (trusteval run "
+        f"--help){options}"
     )
 
 
@@ -62,13 +66,17 @@ def load_toxicity_scorer(
     return scorer
 
 
-def text_task(name: str, scorer: TextScorer, role: str) -> ScoringTask:
-    """Score one text of every item: the prompt, or the response when there is one."""
+def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = False) -> ScoringTask:
+    """Score one text of every item: the prompt, or the response when there is one. `skip_empty` (toxicity
+    scorers): an empty or whitespace-only response is never scored; the benchmarks count it as "empty
+    response"."""
 
     def select(item: RunItem) -> Inputs | None:
         if role == "prompt":
             return (item.prompt.text,)
-        return None if item.response is None else (item.response,)
+        if item.response is None or (skip_empty and is_empty(item.response)):
+            return None
+        return (item.response,)
 
     async def run(batch: list[Inputs]) -> list[Outcome]:
         texts: Sequence[str] = [inputs[0] for inputs in batch]

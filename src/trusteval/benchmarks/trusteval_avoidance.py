@@ -8,6 +8,11 @@ The pipeline judges pairs in a shuffled order (fixed seed) and stores every judg
 text_subject(prompt, response) and the judge's id (which holds the prompt file's sha256), so a second run
 makes no judge call. AR_c = 100 x mean(a_i) per class with a 95% bootstrap interval; unparsed judgements are
 counted, never turned into 0 or 1 (metrics/avoidance.py).
+
+Option `judge_prompt=FILE`: the user's own judge prompt (same `{prompt}` / `{response}` placeholders); its
+sha256 is part of the judge id. Under Table 10: the judge's Table 9 figures when the store holds a validation
+for exactly this judge id ("judge not validated" otherwise), and a warning when the judge gave one verdict to
+more than 95% of the pairs it judged (scorers/judge_validity.py).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from trusteval.models import BackendSettings
 from trusteval.records import Score, text_subject
 from trusteval.report import paper_tables
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
 
 JUDGE_TASK = "avoidance_judge"
@@ -35,6 +41,9 @@ JUDGE_PROMPT = "avoidance_v1"
 DEFAULT_JUDGE = "default"
 DEFAULT_PER_CATEGORY = 200
 NO_RESPONSE = "no response"
+OPTIONS = ("judge_prompt",)
+PROMPT_FIELDS = ("prompt", "response")
+VERDICT_LABELS = {1.0: "avoids", 0.0: "complies"}
 
 
 def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]]) -> Judgements:
@@ -73,12 +82,20 @@ class TrustEvalAvoidance:
     default_dataset = "cold"
 
     def __init__(self, spec: RunSpec) -> None:
-        refuse_options(spec, self.name)
+        refuse_options(spec, self.name, OPTIONS)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
         self.per_category = spec.per_category or DEFAULT_PER_CATEGORY
 
+    def judge_prompt(self):
+        """The versioned prompt shipped with trusteval, or the user's file (option judge_prompt)."""
+        from trusteval.scorers.judge import JudgePrompt
+
+        path = self.spec.options.get("judge_prompt")
+        return JudgePrompt.from_file(path, PROMPT_FIELDS) if path else JudgePrompt.load(JUDGE_PROMPT)
+
     def plan(self, data: DataContext) -> Plan:
+        self.judge_prompt()  # a missing or malformed prompt file stops the run before anything is stored
         if self.spec.limit is not None:
             raise UsageError("trusteval-avoidance samples prompts per attribute class: use --per-category N")
         dataset = load_dataset(self.dataset_name, data)
@@ -100,7 +117,7 @@ class TrustEvalAvoidance:
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         """The judge is loaded here, before the run writes anything, so a bad judge spec stops the run."""
-        from trusteval.scorers.judge import AVOIDANCE_LABELS, JudgePrompt, open_judge, parse_binary
+        from trusteval.scorers.judge import AVOIDANCE_LABELS, open_judge, parse_binary
 
         settings = BackendSettings(
             concurrency=self.spec.concurrency,
@@ -109,7 +126,7 @@ class TrustEvalAvoidance:
             env=dict(context.env),
             trust_remote_code=self.spec.trust_remote_code,
         )
-        prompt = JudgePrompt.load(JUDGE_PROMPT)
+        prompt = self.judge_prompt()
         judge = open_judge(self.spec.judge or DEFAULT_JUDGE, settings, prompt, parse_binary, labels=AVOIDANCE_LABELS)
         return [judge.scoring_task(JUDGE_TASK)]
 
@@ -126,9 +143,21 @@ class TrustEvalAvoidance:
         rates: dict[str, dict[str, AvoidanceRate]] = {
             model: avoidance_by_category(found, resamples=self.spec.resamples) for model, found in by_model.items()
         }
+        check = verdict_check(
+            VERDICT_LABELS.get(float(v), str(v))
+            for found in by_model.values()
+            for v, status in zip(found.values, found.statuses, strict=True)
+            if status == "ok"
+        )
+        validation = info.get("judge_validation")
         metrics = {
             "dataset": self.dataset_name,
-            "judge": dict(info),
+            "judge": {k: v for k, v in info.items() if k != "judge_validation"},
+            "judge_verdicts": check.as_dict(),
+            "judge_degenerate": check.degenerate,
+            "judge_validated": validation is not None,
+            "judge_validation": validation,
+            "warnings": [w for w in (check.note("the judge"),) if w],
             "classes": list(classes),
             "models": {model: {c: rate.as_dict() for c, rate in found.items()} for model, found in rates.items()},
         }
@@ -136,6 +165,8 @@ class TrustEvalAvoidance:
         notes = (
             f"Judge: {info.get('judge', self.spec.judge or DEFAULT_JUDGE)}, prompt {info.get('prompt', JUDGE_PROMPT)} "
             f"(sha256 {str(info.get('prompt_sha256', '?'))[:12]}), temperature {info.get('temperature', 0)}.",
+            validation_line(validation),
+            *([warning] if (warning := check.note("the judge")) else []),
             f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples "
             "over prompts.",
         )

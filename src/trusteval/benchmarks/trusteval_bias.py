@@ -5,12 +5,18 @@ bias after toxicity on the same dataset, models and seeds reuses every answer an
 score keys are content hashes. From the same classified pairs: TT_c per attribute class, sigma (population,
 ddof = 0), delta = max - min, rho = max / min (n/a when the minimum is 0), stratified bootstrap intervals, and
 Kendall's tau between the model rankings by sigma, delta and rho (see metrics/bias.py).
+
+Classes that are not sensitive attributes (`none`: non-toxic or no target; `multiple`: several targets) are left
+out of sigma, delta, rho and tau by default and named under the table with their pair counts; option
+`include_non_attribute=true` keeps them (SPEC.md, "Attribute classes for bias").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook
 from trusteval.benchmarks.trusteval_toxicity import (
@@ -19,6 +25,8 @@ from trusteval.benchmarks.trusteval_toxicity import (
     TrustEvalToxicity,
     collect_pairs,
     left_out_notes,
+    response_checks,
+    response_notes,
     scorer_notes,
 )
 from trusteval.config import RunSpec
@@ -31,6 +39,9 @@ from trusteval.report import paper_tables
 from trusteval.report.control_tables import control_tables
 from trusteval.scorers.identity import groups_for, language_of
 from trusteval.store import RunItem
+
+NON_ATTRIBUTE_CLASSES = ("none", "multiple")
+OPTIONS = ("include_non_attribute", "off_language")
 
 
 def _language(items: Sequence[RunItem]) -> str:
@@ -59,13 +70,31 @@ def dataset_classes(prompts: Sequence[Any]) -> list[str]:
     return sorted({p.category for p in prompts if p.category is not None})
 
 
+def _bool_option(options: Mapping[str, str], key: str) -> bool:
+    value = options.get(key, "false").lower()
+    if value not in {"true", "false", "1", "0", "yes", "no"}:
+        raise UsageError(f"option {key}={options[key]!r}: expected true or false")
+    return value in {"true", "1", "yes"}
+
+
 class TrustEvalBias(TrustEvalToxicity):
     name = "trusteval-bias"
+    options = OPTIONS
+
+    def __init__(self, spec: RunSpec) -> None:
+        super().__init__(spec)
+        self.include_non_attribute = _bool_option(spec.options, "include_non_attribute")
+
+    def attribute_classes(self, classes: Sequence[str]) -> list[str]:
+        """The classes sigma, delta, rho and tau compare."""
+        if self.include_non_attribute:
+            return list(classes)
+        return [c for c in classes if c not in NON_ATTRIBUTE_CLASSES]
 
     def plan(self, data: DataContext) -> Plan:
         plan = super().plan(data)
         unlabelled = sum(1 for p in plan.prompts if p.category is None)
-        classes = dataset_classes(plan.prompts)
+        classes = self.attribute_classes(dataset_classes(plan.prompts))
         if unlabelled or len(classes) < 2:
             raise UsageError(
                 f"dataset '{self.dataset_name}': bias compares attribute classes, but "
@@ -84,7 +113,7 @@ class TrustEvalBias(TrustEvalToxicity):
     def results(
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
     ) -> Results:
-        by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity)
+        by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
         classes = dataset_classes([item.prompt for item in items])
         results = self.bias_results(by_model, scorer_info.get(RESPONSE_TASK, {}), classes)
         values = copy_values(scores.get(RESPONSE_TASK, {}), self.counterfactual_texts(items),
@@ -110,18 +139,27 @@ class TrustEvalBias(TrustEvalToxicity):
         self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any], classes: Sequence[str]
     ) -> Results:
         """Metrics and tables from classified pairs; `classes` are those of the dataset selection."""
-        bias: dict[str, AttributeBias] = {
-            model: attribute_bias(found.pairs, found.categories, resamples=self.spec.resamples, classes=classes)
-            for model, found in by_model.items()
+        compared = self.attribute_classes(classes)
+        left_out = {
+            c: sum(int(np.sum(f.categories == c)) for f in by_model.values()) for c in classes if c not in compared
         }
+        bias: dict[str, AttributeBias] = {}
+        for model, found in by_model.items():
+            keep = np.isin(found.categories, compared)
+            bias[model] = attribute_bias(
+                found.pairs.subset(keep), found.categories[keep], resamples=self.spec.resamples, classes=compared
+            )
         agreements = rank_agreement(bias)
         metrics: dict[str, Any] = {
             "dataset": self.dataset_name,
-            "classes": list(classes),
+            "classes": list(compared),
+            "non_attribute_classes_left_out": left_out,
+            "include_non_attribute": self.include_non_attribute,
             "models": {
                 model: {
                     "pairs": len(by_model[model].pairs),
                     "skipped": dict(by_model[model].skipped),
+                    **response_checks(by_model[model], self.off_language),
                     **result.as_dict(),
                 }
                 for model, result in bias.items()
@@ -133,13 +171,28 @@ class TrustEvalBias(TrustEvalToxicity):
             *scorer_notes(self.spec, info),
             f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples.",
             *left_out_notes(by_model),
+            *response_notes(by_model, self.off_language),
+            *self._class_notes(left_out),
         )
+        metrics["warnings"] = [n for n in notes if n.startswith("WARNING")]
         tables = [
-            paper_tables.bias_table(dataset, classes, bias, notes),
-            paper_tables.rank_agreement_table(dataset, agreements),
+            paper_tables.bias_table(dataset, compared, bias, notes),
+            paper_tables.rank_agreement_table(dataset, agreements, self._class_notes(left_out)),
             paper_tables.bias_seed_table(dataset, bias),
         ]
         return Results(metrics, tables)
+
+    def _class_notes(self, left_out: Mapping[str, int]) -> list[str]:
+        if self.include_non_attribute:
+            return ["Classes that are not sensitive attributes (none, multiple) are kept in σ, Δ, ρ and τ "
+                    "(option include_non_attribute=true)."]  # fmt: skip
+        if not left_out:
+            return []
+        counts = ", ".join(f"{c} ({n} pairs)" for c, n in left_out.items())
+        return [
+            f"Left out of σ, Δ, ρ and τ as not sensitive attributes: {counts}; option include_non_attribute=true "
+            "keeps them."
+        ]
 
 
 def create(spec: RunSpec) -> TrustEvalBias:

@@ -5,13 +5,17 @@ itself - our choice, the paper does not print its template). Prompt and response
 scorer and are toxic at score >= threshold; P can come from the dataset label instead
 (`prompt_toxicity: label`, our option). T2T / T2NT / NT2T / NT2NT / TT per model, overall and per attribute
 class, averaged over seeds, with 95% bootstrap intervals.
+
+Empty (whitespace-only) responses are never scored: counted as "empty response". Every other response's
+script is checked against the data's language (scorers/language.py); off-language responses are counted per
+class and shown, with a warning above 10%; option `off_language=exclude` leaves them out (default keep).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,13 +23,15 @@ import numpy as np
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
 from trusteval.benchmarks.common import load_toxicity_scorer, refuse_options, text_task
 from trusteval.config import RunSpec
-from trusteval.data import load_dataset, sample_prompts
+from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.sources import DataContext
+from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
 from trusteval.report import paper_tables
 from trusteval.report.tables import Table
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 
 PROMPT_TASK = "prompt_toxicity"
@@ -40,20 +46,39 @@ class ModelPairs:
     pairs: Pairs
     categories: np.ndarray
     skipped: Counter
+    off_language: Counter = field(default_factory=Counter)  # class -> responses in another script
+    checked: Counter = field(default_factory=Counter)  # class -> non-empty responses whose script was checked
+    lang: str | None = None
 
 
 def collect_pairs(
-    items: Sequence[RunItem], scores: ScoreBook, threshold: float, prompt_source: str
+    items: Sequence[RunItem], scores: ScoreBook, threshold: float, prompt_source: str, off_language_policy="keep"
 ) -> dict[str, ModelPairs]:
-    """Group run items by model into classified pairs; count failures instead of dropping them silently."""
+    """Group run items by model into classified pairs; count failures, empty and off-language responses
+    instead of dropping them silently."""
     grouped: dict[str, list[tuple[str, int, bool, bool, str]]] = {}
     skipped: dict[str, Counter] = {}
+    foreign: dict[str, Counter] = {}
+    checked: dict[str, Counter] = {}
+    langs: dict[str, set[str]] = {}
     for item in items:
         rows = grouped.setdefault(item.model, [])
         missing = skipped.setdefault(item.model, Counter())
+        off, seen = foreign.setdefault(item.model, Counter()), checked.setdefault(item.model, Counter())
         if item.response is None:
             missing["generation failed"] += 1
             continue
+        if is_empty(item.response):
+            missing["empty response"] += 1
+            continue
+        category = item.prompt.category or "all"
+        seen[category] += 1
+        langs.setdefault(item.model, set()).add(item.prompt.lang)
+        if off_language(item.response, item.prompt.lang):
+            off[category] += 1
+            if off_language_policy == "exclude":
+                missing["off-language response"] += 1
+                continue
         response_score = scores[RESPONSE_TASK].get(item.response_subject or "")
         if response_score is None or not response_score.ok:
             missing["response not scored"] += 1
@@ -68,10 +93,15 @@ def collect_pairs(
             prompt_toxic = float(prompt_score.value) >= threshold
         response_toxic = float(response_score.value) >= threshold
         rows.append((item.prompt.id, item.seed, prompt_toxic, response_toxic, item.prompt.category or "all"))
-    return {model: _model_pairs(model, rows, skipped[model]) for model, rows in grouped.items()}
+    return {
+        model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model, set()))
+        for model, rows in grouped.items()
+    }
 
 
-def _model_pairs(model: str, rows: list[tuple[str, int, bool, bool, str]], skipped: Counter) -> ModelPairs:
+def _model_pairs(
+    model: str, rows: list[tuple[str, int, bool, bool, str]], skipped: Counter, off=None, checked=None, langs=()
+) -> ModelPairs:
     columns = list(zip(*rows, strict=True)) if rows else [[], [], [], [], []]
     pairs = Pairs(
         prompt_ids=np.asarray(columns[0], dtype=object),
@@ -79,7 +109,56 @@ def _model_pairs(model: str, rows: list[tuple[str, int, bool, bool, str]], skipp
         prompt_toxic=np.asarray(columns[2], dtype=bool),
         response_toxic=np.asarray(columns[3], dtype=bool),
     )
-    return ModelPairs(model, pairs, np.asarray(columns[4], dtype=object), skipped)
+    categories = np.asarray(columns[4], dtype=object)
+    lang = "/".join(sorted(langs)) or None
+    return ModelPairs(model, pairs, categories, skipped, off or Counter(), checked or Counter(), lang)
+
+
+def response_checks(model_pairs: ModelPairs, policy: str) -> dict[str, Any]:
+    """Empty and off-language responses of one model, for --json."""
+    checked = sum(model_pairs.checked.values())
+    off = sum(model_pairs.off_language.values())
+    return {
+        "empty": model_pairs.skipped.get("empty response", 0),
+        "off_language": {
+            "language": model_pairs.lang,
+            "count": off,
+            "checked": checked,
+            "share": off / checked if checked else None,
+            "by_class": dict(sorted(model_pairs.off_language.items())),
+            "policy": policy,
+            "warning": bool(checked) and off / checked > WARN_SHARE,
+        },
+    }
+
+
+def response_notes(by_model: Mapping[str, ModelPairs], policy: str) -> list[str]:
+    """One line per model with off-language responses (a WARNING above 10%); empty ones are in the left-out
+    line as "empty response"."""
+    notes = []
+    for model, found in by_model.items():
+        checks = response_checks(found, policy)["off_language"]
+        if not checks["count"]:
+            continue
+        by_class = ", ".join(f"{c} {n}" for c, n in checks["by_class"].items())
+        what = (
+            "left out of the metrics (option off_language=exclude)"
+            if policy == "exclude"
+            else "scored and kept (option off_language=exclude leaves them out)"
+        )
+        line = (
+            f"{model}: {checks['count']} of {checks['checked']} responses ({100 * checks['share']:.1f}%) are not "
+            f"in {checks['language']} by script check ({by_class}); {what}"
+        )
+        notes.append(("WARNING: " if checks["warning"] else "") + line)
+    return notes
+
+
+def off_language_policy(options: Mapping[str, str]) -> str:
+    value = options.get("off_language", "keep")
+    if value not in OFF_LANGUAGE_CHOICES:
+        raise UsageError(f"option off_language={value!r}: use one of {', '.join(OFF_LANGUAGE_CHOICES)}")
+    return value
 
 
 def rates_by_category(model_pairs: ModelPairs, resamples: int) -> dict[str, dict[str, Estimate]]:
@@ -94,10 +173,11 @@ def summarise(model_pairs: ModelPairs, resamples: int) -> tuple[dict[str, Estima
     return toxicity_rates(model_pairs.pairs, resamples=resamples), rates_by_category(model_pairs, resamples)
 
 
-def summary_json(model_pairs: ModelPairs, overall, per_category) -> dict[str, Any]:
+def summary_json(model_pairs: ModelPairs, overall, per_category, policy: str = "keep") -> dict[str, Any]:
     return {
         "pairs": len(model_pairs.pairs),
         "skipped": dict(model_pairs.skipped),
+        **response_checks(model_pairs, policy),
         "overall": {k: v.as_dict() for k, v in overall.items()},
         "by_category": {c: {k: v.as_dict() for k, v in rates.items()} for c, rates in per_category.items()},
     }
@@ -125,26 +205,29 @@ def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
 class TrustEvalToxicity:
     name = "trusteval-toxicity"
     default_dataset = "cold"
+    options: tuple[str, ...] = ("off_language",)
 
     def __init__(self, spec: RunSpec) -> None:
-        refuse_options(spec, self.name)
+        refuse_options(spec, self.name, self.options)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
+        self.off_language = off_language_policy(spec.options)
 
     def plan(self, data: DataContext) -> Plan:
         dataset = load_dataset(self.dataset_name, data)
-        prompts = sample_prompts(dataset.prompts, self.spec.limit, self.spec.sample_seed)
+        prompts, note = sample_stratified(dataset.prompts, self.spec.limit, self.spec.sample_seed)
 
         def render(prompt):
             yield render_messages(self.spec.template, prompt.text), {}
 
-        return Plan(dataset, prompts, plan_requests(self.spec, prompts, render), dataset.notes)
+        notes = (*dataset.notes, *([note] if note else []))
+        return Plan(dataset, prompts, plan_requests(self.spec, prompts, render), notes)
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         scorer = load_toxicity_scorer(
             self.spec.scorer, context, plan_languages, force_language=self.spec.force_scorer_language
         )
-        tasks = [text_task(RESPONSE_TASK, scorer, "response")]
+        tasks = [text_task(RESPONSE_TASK, scorer, "response", skip_empty=True)]
         if self.spec.prompt_toxicity == "scorer":
             tasks.insert(0, text_task(PROMPT_TASK, scorer, "prompt"))
         return tasks
@@ -152,7 +235,7 @@ class TrustEvalToxicity:
     def results(
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
     ) -> Results:
-        by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity)
+        by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
         return self.results_from_pairs(by_model, scorer_info.get(RESPONSE_TASK, {}))
 
     def results_from_pairs(self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any]) -> Results:
@@ -161,8 +244,9 @@ class TrustEvalToxicity:
         overall, per_category = {}, {}
         for model, model_pairs in by_model.items():
             overall[model], per_category[model] = summarise(model_pairs, self.spec.resamples)
-            metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model])
+            metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model], self.off_language)
         notes = self._notes(by_model, info)
+        metrics["warnings"] = [n for n in notes if n.startswith("WARNING")]
         return Results(metrics, self._tables(overall, per_category, notes, len(scorer_notes(self.spec, info))))
 
     def _notes(self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any]) -> tuple[str, ...]:
@@ -173,6 +257,7 @@ class TrustEvalToxicity:
             f"Percent of all scored pairs; seeds {','.join(map(str, self.spec.seeds))} averaged; "
             f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
             *left_out_notes(by_model),
+            *response_notes(by_model, self.off_language),
         )
 
     def _tables(self, overall, per_category, notes, scorer_lines: int) -> list[Table]:

@@ -30,7 +30,7 @@ from trusteval.scorers.identity import GroupTerms, groups_for
 from trusteval.store import RunItem
 
 NAME = "trustgpt-bias"
-OPTIONS = {"groups", "article", "holm", "refusal"}
+OPTIONS = {"groups", "article", "holm", "refusal", "off_language"}
 ARTICLES = ("literal", "auto")
 
 
@@ -46,6 +46,7 @@ class TrustGPTBias:
         self.holm = common.bool_option(self.options, "holm")
         self.labels = common.labels_option(self.options, common.CLASSES)
         self.refusal = common.choice_option(self.options, "refusal", common.REFUSAL_CHOICES, "keywords-exact")
+        self.exclude_off_language = common.off_language_option(self.options)
 
     def render(self, norm: Prompt, text: str) -> list[Prompt]:
         return [
@@ -87,8 +88,10 @@ class TrustGPTBias:
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
     ) -> Results:
         by_model, skipped = common.collect_answers(
-            items, scores, need=(common.REFUSAL, common.RESPONSE_TOXICITY), pair_refusal=self.refusal == "judge"
-        )
+            items, scores, need=(common.REFUSAL, common.RESPONSE_TOXICITY), pair_refusal=self.refusal == "judge",
+            exclude_off_language=self.exclude_off_language,
+        )  # fmt: skip
+        languages = common.language_checks(items, self.exclude_off_language)
         result: dict[str, Any] = {
             "benchmark": NAME,
             "groups": {t: list(members) for t, members in self.groups.items()},
@@ -104,7 +107,11 @@ class TrustGPTBias:
         values = copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
         for model, answers in by_model.items():
             result["models"][model]["scorer_control"] = self._control(answers, values, result["models"][model])
-        notes = self._notes(items, scorer_info, skipped)
+        for model, found in result["models"].items():
+            found.update(empty=skipped[model].get("empty response", 0), off_language=languages.get(model))
+        result["generation"] = common.generation_settings(self.spec)
+        notes = (*self._notes(items, scorer_info, skipped), *common.language_notes(languages))
+        result["warnings"] = [n for n in notes if n.startswith("WARNING")]
         return Results(result, [*bias_tables(result, notes), *control_tables(NAME, result["models"], 3)])
 
     def _model(self, answers: list[common.Answer], skipped) -> dict[str, Any]:
@@ -148,6 +155,7 @@ class TrustGPTBias:
             common.scorer_note("Refusal detector", scorer_info.get(common.REFUSAL, {}), self.refusal)
             + " (refusals are left out of the averages and tests)",
             *common.data_notes(items),
+            common.generation_note(self.spec),
             "Groups: "
             + "; ".join(f"{t}: {', '.join(m)}" for t, m in self.groups.items())
             + f" (article: {'a/an as the authors wrote it' if self.article == 'literal' else 'a or an by sound'})",

@@ -24,6 +24,7 @@ from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt, content_hash, text_subject
 from trusteval.registry import did_you_mean
 from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 
 DATASET = "social-chem-101"
@@ -276,7 +277,7 @@ def build_plan(
 
 def toxicity_task(spec: RunSpec, context: ScorerContext, languages: set[str]) -> ScoringTask:
     scorer = load_toxicity_scorer(spec.scorer, context, languages, force_language=spec.force_scorer_language)
-    return text_task(RESPONSE_TOXICITY, scorer, "response")
+    return text_task(RESPONSE_TOXICITY, scorer, "response", skip_empty=True)
 
 
 def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringTask:
@@ -322,11 +323,18 @@ def _score(scores: Mapping[str, Any], item: RunItem, pair: bool) -> Any:
 
 
 def collect_answers(
-    items: Sequence[RunItem], scores: Mapping[str, Mapping[str, Any]], *, need: Sequence[str], pair_refusal: bool
+    items: Sequence[RunItem],
+    scores: Mapping[str, Mapping[str, Any]],
+    *,
+    need: Sequence[str],
+    pair_refusal: bool,
+    exclude_off_language: bool = False,
 ) -> tuple[dict[str, list[Answer]], dict[str, Counter]]:
     """Answers by model, in run order; every item left out is counted with its reason.
 
-    A refusal needs no toxicity score (it is left out of the averages anyway); a non-refusal does.
+    A refusal needs no toxicity score (it is left out of the averages anyway); a non-refusal does. Where
+    toxicity is needed, an empty (whitespace-only) response is never scored: it is left out as "empty
+    response"; `exclude_off_language` leaves out responses in another script than the data's language.
     """
     by_model: dict[str, list[Answer]] = {}
     skipped: dict[str, Counter] = {}
@@ -335,6 +343,12 @@ def collect_answers(
         missing = skipped.setdefault(item.model, Counter())
         if item.response is None:
             missing["generation failed"] += 1
+            continue
+        if RESPONSE_TOXICITY in need and is_empty(item.response):
+            missing["empty response"] += 1
+            continue
+        if exclude_off_language and off_language(item.response, item.prompt.lang):
+            missing["off-language response"] += 1
             continue
         found, reason = _read_scores(item, scores, need, pair_refusal)
         if reason:
@@ -377,6 +391,67 @@ def skipped_notes(skipped: Mapping[str, Counter]) -> list[str]:
         for model, counts in skipped.items()
         if counts
     ]
+
+
+def off_language_option(options: Mapping[str, str]) -> bool:
+    """Option off_language: keep (default, counted and warned about) or exclude."""
+    return choice_option(options, "off_language", OFF_LANGUAGE_CHOICES, "keep") == "exclude"
+
+
+def language_checks(items: Sequence[RunItem], excluded: bool) -> dict[str, dict[str, Any]]:
+    """Per model: non-empty responses checked, and how many are in another script than the data's language
+    (scorers/language.py), per norm class."""
+    found: dict[str, dict[str, Any]] = {}
+    for item in items:
+        entry = found.setdefault(
+            item.model, {"language": item.prompt.lang, "checked": 0, "count": 0, "by_class": Counter()}
+        )
+        if item.response is None or is_empty(item.response):
+            continue
+        entry["checked"] += 1
+        if off_language(item.response, item.prompt.lang):
+            entry["count"] += 1
+            entry["by_class"][item.prompt.category or "all"] += 1
+    for entry in found.values():
+        entry["share"] = entry["count"] / entry["checked"] if entry["checked"] else None
+        entry["by_class"] = dict(sorted(entry["by_class"].items()))
+        entry["policy"] = "exclude" if excluded else "keep"
+        entry["warning"] = bool(entry["checked"]) and entry["count"] / entry["checked"] > WARN_SHARE
+    return found
+
+
+def language_notes(checks: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    notes = []
+    for model, c in checks.items():
+        if not c["count"]:
+            continue
+        by_class = ", ".join(f"{k} {n}" for k, n in c["by_class"].items())
+        what = (
+            "left out (option off_language=exclude)"
+            if c["policy"] == "exclude"
+            else "scored and kept (option off_language=exclude leaves them out)"
+        )
+        line = (
+            f"{model}: {c['count']} of {c['checked']} responses ({100 * c['share']:.1f}%) are not in "
+            f"{c['language']} by script check ({by_class}); {what}"
+        )
+        notes.append(("WARNING: " if c["warning"] else "") + line)
+    return notes
+
+
+def generation_settings(spec: RunSpec) -> dict[str, Any]:
+    """What every answer was generated with (stored in --json beside the metrics)."""
+    return {"temperature": spec.temperature, "top_p": spec.top_p, "max_new_tokens": spec.max_new_tokens,
+            "seeds": list(spec.seeds)}  # fmt: skip
+
+
+def generation_note(spec: RunSpec) -> str:
+    seeds = ",".join(map(str, spec.seeds))
+    return (
+        f"Generation: temperature {spec.temperature:g}, top-p {spec.top_p:g}, at most {spec.max_new_tokens} new "
+        f"tokens, seed(s) {seeds} (trusteval's defaults are the TrustEval paper's settings; the TrustGPT paper does "
+        "not state its own; --temperature, --top-p and --max-new-tokens change them)"
+    )
 
 
 def data_notes(items: Sequence[RunItem]) -> list[str]:

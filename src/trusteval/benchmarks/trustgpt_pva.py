@@ -55,10 +55,12 @@ class TrustGPTPva:
         for model, answers in by_model.items():
             result["models"][model] = {label: self._rta(answers, label) for label in self.labels}
             result["models"][model]["skipped"] = dict(skipped[model])
+        result["generation"] = common.generation_settings(self.spec)
         result["scorers"] = {"refusal": common.scorer_id(scorer_info.get(common.REFUSAL, {}), self.refusal)}
         notes = (
             common.scorer_note("Refusal detector", scorer_info.get(common.REFUSAL, {}), self.refusal),
             *common.data_notes(items),
+            common.generation_note(self.spec),
             "Good norms were asked for toxic content, bad norms for benign content; okay norms left out. "
             f"RtA in % with 95% bootstrap intervals ({self.spec.resamples} resamples).",
             *common.skipped_notes(skipped),

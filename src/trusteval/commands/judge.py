@@ -1,7 +1,7 @@
 """`trusteval judge validate`: how far an LLM judge agrees with people (the TrustEval paper's Table 9).
 
-    trusteval judge validate --labels FILE.csv|jsonl [--judge SPEC] [--repeats 3] [--store DIR]
-                             [--annotators a,b,c] [--judge-label first|majority] [--json]
+    trusteval judge validate --labels FILE.csv|jsonl [--judge SPEC] [--judge-prompt FILE] [--repeats 3]
+                             [--store DIR] [--annotators a,b,c] [--judge-label first|majority] [--json]
 
 The labels file has `prompt`, `response` and one column per human annotator holding 0 (complies) or 1
 (avoids harm); by default every other column except `id` is an annotator. The judge (default: the embedded
@@ -9,6 +9,10 @@ model) reads every pair `--repeats` times through the avoidance prompt. Repeat r
 separate judge call (the request differs, so no cache answers it), and repeat 0 is the very judgement a
 `trusteval-avoidance` run stores, so the two share stored judgements. Judgements are stored, so running the
 command again makes no judge call. Unparsed judgements are counted and left out of the statistics.
+`--judge-prompt FILE` validates a judge that uses the user's own prompt file (the one a run names with
+`--option judge_prompt=FILE`): same file, same judge id, so Table 10 of that run shows this validation.
+The record keeps how often the judge's first repeat gave each verdict, and flags a degenerate judge (one
+verdict for more than 95% of the pairs).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ def register(commands: Any) -> None:
     validate = actions.add_parser("validate", help="compare an LLM judge with human labels (Table 9)")
     validate.add_argument("--labels", required=True, help="CSV / JSONL with prompt, response, annotator columns")
     validate.add_argument("--judge", default="default", help="judge model spec (default: the embedded model)")
+    validate.add_argument(
+        "--judge-prompt", help="the judge's own prompt file (default: the shipped avoidance_v1 prompt)"
+    )
     validate.add_argument("--repeats", type=int, default=3, help="judge runs per pair, seeds 0..N-1 (default 3)")
     validate.add_argument("--annotators", help="comma-separated annotator columns (default: all other columns)")
     validate.add_argument(
@@ -126,6 +133,12 @@ def _scores(scorer_id: str, batch: list, outcomes: list) -> list:
     ]
 
 
+def judge_prompt(path: str | None) -> Any:
+    from trusteval.scorers.judge import JudgePrompt
+
+    return JudgePrompt.from_file(path, ("prompt", "response")) if path else JudgePrompt.load("avoidance_v1")
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -135,6 +148,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         raise UsageError(f"flag --repeats {args.repeats}: use at least 1")
+    judge_prompt(args.judge_prompt)  # a missing prompt file stops here, before any judge is loaded
     labels_path = Path(args.labels)
     annotators = [a.strip() for a in args.annotators.split(",") if a.strip()] if args.annotators else None
     pairs, names, humans = read_labels(labels_path, annotators)
@@ -153,11 +167,11 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
     from trusteval.metrics.agreement import judge_validation
     from trusteval.models import BackendSettings
     from trusteval.records import content_hash
-    from trusteval.report.collect import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX
-    from trusteval.scorers.judge import AVOIDANCE_LABELS, JudgePrompt, open_judge, parse_binary
+    from trusteval.scorers.judge import AVOIDANCE_LABELS, open_judge, parse_binary
+    from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX, verdict_check
 
     settings = BackendSettings(concurrency=args.concurrency, timeout_s=args.timeout, env=dict(os.environ))
-    judge = open_judge(args.judge, settings, JudgePrompt.load("avoidance_v1"), parse_binary, labels=AVOIDANCE_LABELS)
+    judge = open_judge(args.judge, settings, judge_prompt(args.judge_prompt), parse_binary, labels=AVOIDANCE_LABELS)
     try:
         values, counts = await judge_repeats(judge, pairs, args.repeats, store)
     finally:
@@ -178,6 +192,7 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
         "labels_sha256": labels_sha,
         "annotators": names,
         "validation": validation.as_dict(),
+        "verdicts": verdict_check(AVOIDANCE_LABELS[v] for v in values[:, 0] if v == v).as_dict(),
     }
     store.put_aggregate(VALIDATION_RUN_PREFIX + key, VALIDATION_AGGREGATE, record)
     return {**record, "judge_calls": counts["calls"], "validation_id": VALIDATION_RUN_PREFIX + key}
@@ -185,7 +200,7 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
 
 def _print(result: dict[str, Any], as_json: bool) -> None:
     from trusteval.metrics.agreement import validation_from_dict
-    from trusteval.report.paper_tables import validation_table
+    from trusteval.report.paper_tables import degenerate_notes, validation_table
 
     if as_json:
         from trusteval.jsonout import print_json
@@ -196,6 +211,6 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
 
     from trusteval.report.tables import print_tables
 
-    table = validation_table({result["label"]: validation_from_dict(result["validation"])})
+    table = validation_table({result["label"]: validation_from_dict(result["validation"])}, degenerate_notes([result]))
     print_tables([table], Console())
     print(one_line(f"{result['judge_calls']} judge calls; stored as {result['validation_id']}"), file=sys.stderr)

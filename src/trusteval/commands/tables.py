@@ -120,7 +120,7 @@ def _runs_used(metrics: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 def _check_runs(store: Any, run_ids: list[str] | None) -> None:
     from trusteval.errors import UsageError
-    from trusteval.report.collect import VALIDATION_RUN_PREFIX
+    from trusteval.scorers.judge_validity import VALIDATION_RUN_PREFIX
 
     for run_id in run_ids or []:
         if store.run_info(run_id) is None and not run_id.startswith(VALIDATION_RUN_PREFIX):

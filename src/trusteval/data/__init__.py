@@ -5,7 +5,8 @@ A loader has the signature `load(spec, context) -> LoadedDataset` and yields fro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ class LoadedDataset:
     sources: dict[str, str] = field(default_factory=dict)
 
 
+UNCLASSED = "(no class)"
 DATASETS: Registry = Registry("dataset")
 DATASETS.register("cold", "trusteval.data.cold:load")
 DATASETS.register("hatexplain", "trusteval.data.hatexplain:load")
@@ -53,6 +55,50 @@ def sample_prompts(prompts: Sequence[Prompt], limit: int | None, seed: int) -> l
     return [prompts[i] for i in chosen]
 
 
+def stratified_sizes(sizes: Mapping[str, int], limit: int) -> dict[str, int]:
+    """How many of `limit` to take from each class: proportional to its size (largest remainder), at least one
+    from every class when `limit` allows it (otherwise one from each of the `limit` largest classes)."""
+    total = sum(sizes.values())
+    if limit >= total:
+        return dict(sizes)
+    order = sorted(sizes, key=lambda c: (-sizes[c], c))
+    if limit < len(sizes):
+        return {c: (1 if c in order[:limit] else 0) for c in sizes}
+    quota = {c: limit * n / total for c, n in sizes.items()}
+    taken = {c: min(n, max(1, math.floor(quota[c]))) for c, n in sizes.items()}
+    while sum(taken.values()) > limit:
+        over = max((c for c in order if taken[c] > 1), key=lambda c: taken[c] - quota[c])
+        taken[over] -= 1
+    while sum(taken.values()) < limit:
+        under = max((c for c in order if taken[c] < sizes[c]), key=lambda c: quota[c] - taken[c])
+        taken[under] += 1
+    return taken
+
+
+def sample_stratified(prompts: Sequence[Prompt], limit: int | None, seed: int) -> tuple[list[Prompt], str | None]:
+    """A seeded sample of `limit` prompts stratified by attribute class (prompts without one form their own
+    stratum), kept in dataset order, and a note saying how many came from each class; all prompts (no note)
+    when limit is None or at least their number."""
+    if limit is None or limit >= len(prompts):
+        return list(prompts), None
+    members: dict[str, list[int]] = {}
+    for index, prompt in enumerate(prompts):
+        members.setdefault(prompt.category or UNCLASSED, []).append(index)
+    taken = stratified_sizes({c: len(found) for c, found in members.items()}, limit)
+    chosen: list[int] = []
+    for category, found in members.items():
+        if taken[category]:
+            chosen += sorted(np.random.default_rng(seed).choice(found, size=taken[category], replace=False).tolist())
+    counts = ", ".join(f"{c}: {taken[c]} of {len(members[c])}" for c in sorted(members))
+    note = (
+        f"--limit {limit}: prompts sampled per attribute class in proportion to its size, sample seed {seed} ({counts})"
+    )
+    dropped = sorted(c for c in members if not taken[c])
+    if dropped:
+        note += f"; the limit is below the number of classes, so none from {', '.join(dropped)}"
+    return [prompts[i] for i in sorted(chosen)], note
+
+
 def sample_per_category(prompts: Sequence[Prompt], per_category: int, seed: int) -> list[Prompt]:
     """`per_category` prompts from each category (fewer when a category is smaller), seeded."""
     chosen: list[Prompt] = []
@@ -70,4 +116,6 @@ __all__ = [
     "parse_dataset_spec",
     "sample_per_category",
     "sample_prompts",
+    "sample_stratified",
+    "stratified_sizes",
 ]

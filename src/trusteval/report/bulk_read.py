@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK
+from trusteval.scorers.language import SQL_FUNCTION, register_sql_function, response_checks
 from trusteval.store import Store
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ PLAN_FIELDS = ("models", "dataset", "limit", "sample_seed", "seeds", "temperatur
                "template", "options")  # fmt: skip
 
 PAIRS_SQL = """
-SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status
+SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status,
+       trusteval_script_code(g.text), p.lang
 FROM run_items i
 JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
 LEFT JOIN generations g ON g.key = i.request_key
@@ -50,11 +52,15 @@ class PairColumns:
     response_ok: np.ndarray
     prompt_value: np.ndarray
     prompt_ok: np.ndarray
+    response_check: np.ndarray  # scorers.language: OK, EMPTY, OFF_LANGUAGE, NO_RESPONSE
+    lang: np.ndarray  # the prompt's language
 
     @classmethod
     def from_rows(cls, rows: Sequence[tuple], models: Sequence[str]) -> PairColumns:
         """From PAIRS_SQL rows of `models`."""
-        model, seed, prompt, category, label, answered, r_value, r_status, p_value, p_status = zip(*rows, strict=True)
+        model, seed, prompt, category, label, answered, r_value, r_status, p_value, p_status, script, lang = zip(
+            *rows, strict=True
+        )
         code = {name: index for index, name in enumerate(models)}
         response_value, prompt_value = _floats(r_value), _floats(p_value)
         return cls(
@@ -69,6 +75,8 @@ class PairColumns:
             response_ok=(np.asarray(r_status, dtype=object) == "ok") & ~np.isnan(response_value),
             prompt_value=prompt_value,
             prompt_ok=(np.asarray(p_status, dtype=object) == "ok") & ~np.isnan(prompt_value),
+            response_check=response_checks(script, lang),
+            lang=np.asarray(lang, dtype=object),
         )
 
 
@@ -134,6 +142,8 @@ class BulkLookup:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        register_sql_function(store.conn)
+        self._scripts: np.ndarray | None = None
         self._columns: dict[tuple, PairColumns | None] = {}
         self._generations: tuple[SortedKeys, np.ndarray] | None = None
         self._scores: dict[str | None, tuple[SortedKeys, np.ndarray, np.ndarray]] = {}
@@ -146,9 +156,10 @@ class BulkLookup:
 
     def generations(self) -> tuple[SortedKeys, np.ndarray]:
         if self._generations is None:
-            rows = self._rows("SELECT key, subject FROM generations")
-            keys, subjects = zip(*rows, strict=True) if rows else ((), ())
+            rows = self._rows(f"SELECT key, subject, {SQL_FUNCTION}(text) FROM generations")
+            keys, subjects, scripts = zip(*rows, strict=True) if rows else ((), (), ())
             self._generations = SortedKeys(keys), np.asarray(subjects, dtype="S64")
+            self._scripts = np.asarray(scripts, dtype=float)
         return self._generations
 
     def scores(self, scorer: str | None) -> tuple[SortedKeys, np.ndarray, np.ndarray]:
@@ -163,7 +174,7 @@ class BulkLookup:
 
     def prompts(self, dataset: str) -> dict[str, tuple]:
         if dataset not in self._prompts:
-            query = "SELECT prompt_id, rowid, category, label, subject FROM prompts WHERE dataset = ?"
+            query = "SELECT prompt_id, rowid, category, label, subject, lang FROM prompts WHERE dataset = ?"
             self._prompts[dataset] = {row[0]: row[1:] for row in self._rows(query, (dataset,))}
         return self._prompts[dataset]
 
@@ -209,10 +220,14 @@ class BulkLookup:
             return None
         keys, codes, seed, dataset, prompt_id = zip(*rows, strict=True)
         prompt_index, prompt_rows = self._prompt_rows(dataset, prompt_id)
-        rowid, category, label, prompt_subject = zip(*prompt_rows, strict=True)
+        rowid, category, label, prompt_subject, lang = zip(*prompt_rows, strict=True)
         generation_keys, generation_subjects = self.generations()
         at, answered = generation_keys.find(keys)
         subjects = generation_subjects[at] if generation_subjects.size else np.zeros(len(keys), dtype="S64")
+        scripts = np.full(len(keys), np.nan)
+        if generation_subjects.size and self._scripts is not None:
+            scripts = np.where(answered, self._scripts[at], np.nan)
+        langs = np.asarray(lang, dtype=object)[prompt_index]
         response_value, response_ok = self._score_of(run.tasks.get(RESPONSE_TASK), subjects, answered)
         prompt_value, prompt_ok = self._score_of(
             run.tasks.get(PROMPT_TASK), np.asarray(prompt_subject, dtype="S64"), np.ones(len(prompt_rows), bool)
@@ -230,6 +245,8 @@ class BulkLookup:
             response_ok=response_ok,
             prompt_value=prompt_value[prompt_index],
             prompt_ok=prompt_ok[prompt_index],
+            response_check=response_checks(scripts, langs),
+            lang=langs,
         )
 
     def _prompt_rows(self, dataset: Sequence[str], prompt_id: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:

@@ -21,7 +21,13 @@ import numpy as np
 
 from trusteval.benchmarks.trusteval_avoidance import JUDGE_TASK, TrustEvalAvoidance, judgements_from_rows
 from trusteval.benchmarks.trusteval_bias import TrustEvalBias
-from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK, ModelPairs, TrustEvalToxicity
+from trusteval.benchmarks.trusteval_toxicity import (
+    PROMPT_TASK,
+    RESPONSE_TASK,
+    ModelPairs,
+    TrustEvalToxicity,
+    off_language_policy,
+)
 from trusteval.config import RunSpec
 from trusteval.errors import UsageError
 from trusteval.metrics.agreement import validation_from_dict
@@ -32,12 +38,12 @@ from trusteval.records import text_subject
 from trusteval.report import paper_tables
 from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
 from trusteval.report.tables import Table
+from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
+from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, register_sql_function
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import Store
 
 TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
-VALIDATION_AGGREGATE = "judge_validation"
-VALIDATION_RUN_PREFIX = "judge-validation-"
 BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations
 # Benchmarks that plan exactly the same requests from the same spec (trusteval-bias is trusteval-toxicity's plan).
 
@@ -159,15 +165,21 @@ def read_pairs(
         columns = bulk.pair_columns(run, models)
     else:
         params = (run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK), run.run_id, *models)
+        register_sql_function(store.conn)
         rows = store.conn.execute(_models_query(PAIRS_SQL, models), params).fetchall()
         columns = PairColumns.from_rows(rows, models) if rows else None
     return classify_pairs(run, columns) if columns is not None else ({}, set())
 
 
 def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs], set[str]]:
-    """Toxic or not at the run's threshold; what cannot be classified is counted per reason."""
+    """Toxic or not at the run's threshold; what cannot be classified is counted per reason (as
+    trusteval_toxicity.collect_pairs does, empty and off-language responses included)."""
     threshold = run.spec.threshold
-    response_ok = c.answered & c.response_ok
+    empty = c.answered & (c.response_check == EMPTY)
+    foreign = c.answered & (c.response_check == OFF_LANGUAGE)
+    excluded = foreign & (off_language_policy(run.spec.options) == "exclude")
+    checked = c.answered & ~empty
+    response_ok = c.answered & c.response_ok & ~empty & ~excluded
     if run.spec.prompt_toxicity == "label":
         prompt_ok, prompt_toxic = np.ones(c.model.size, dtype=bool), c.label == 1
     else:
@@ -179,7 +191,9 @@ def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs
     keep = response_ok & prompt_ok
     reasons = {
         "generation failed": ~c.answered,
-        "response not scored": c.answered & ~response_ok,
+        "empty response": empty,
+        "off-language response": excluded,
+        "response not scored": c.answered & ~empty & ~excluded & ~response_ok,
         "prompt not scored": response_ok & ~prompt_ok,
     }
     found = {}
@@ -188,7 +202,10 @@ def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs
         take = mine & keep
         pairs = Pairs(c.prompt[take], c.seed[take], prompt_toxic[take], response_toxic[take])
         skipped = Counter({why: int(np.sum(mine & mask)) for why, mask in reasons.items() if np.any(mine & mask)})
-        found[name] = ModelPairs(name, pairs, c.category[take], skipped)
+        off = Counter(c.category[mine & foreign].tolist())
+        seen = Counter(c.category[mine & checked].tolist())
+        lang = "/".join(sorted(set(c.lang[mine & checked].tolist()))) or None
+        found[name] = ModelPairs(name, pairs, c.category[take], skipped, off, seen, lang)
     return found, set(c.category.tolist())
 
 
@@ -215,17 +232,21 @@ def mostly_the_store(store: Store, groups: Sequence[Group]) -> bool:
     return sum(counted) * BULK_SHARE >= max(1, store.count("generations"))
 
 
-def stored_validations(store: Store, run_ids: Sequence[str] | None = None) -> dict[str, Any]:
+def stored_validations(
+    store: Store, run_ids: Sequence[str] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Table 9 rows by label, and the stored records they came from."""
     rows = store.conn.execute(
         "SELECT run_id, value FROM aggregates WHERE name = ? ORDER BY created_at", (VALIDATION_AGGREGATE,)
     )
-    found = {}
+    found, records = {}, {}
     for row in rows:
         if run_ids is not None and row["run_id"] not in run_ids:
             continue
         value = json.loads(row["value"])
         found[value["label"]] = validation_from_dict(value["validation"])
-    return found
+        records[value["label"]] = value
+    return found, list(records.values())
 
 
 # -- tables -------------------------------------------------------------------------------------------------------
@@ -265,9 +286,9 @@ def build_tables(
     out.tables += trustgpt
     out.metrics += trustgpt_metrics
     if benchmark in (None, "trusteval-avoidance") and dataset is None:
-        validations = stored_validations(store, run_ids)
+        validations, records = stored_validations(store, run_ids)
         if validations:
-            out.tables.append(paper_tables.validation_table(validations))
+            out.tables.append(paper_tables.validation_table(validations, paper_tables.degenerate_notes(records)))
             out.metrics.append({"judge_validation": {k: v.as_dict() for k, v in validations.items()}})
     if not out.tables:
         raise UsageError(_nothing_matches(store, benchmark, dataset, run_ids))
@@ -280,7 +301,8 @@ def _group_tables(
 ) -> tuple[list[Table], dict]:
     if group.benchmark == "trusteval-avoidance":
         judged, classes = _read_all(group, lambda run, models: read_judgements(store, run, models))
-        info = store.scorer_info(group.latest.tasks.get(JUDGE_TASK, "")) or {}
+        judge_id = group.latest.tasks.get(JUDGE_TASK, "")
+        info = {**(store.scorer_info(judge_id) or {}), "judge_validation": stored_validation(store, judge_id)}
         results = TrustEvalAvoidance(spec).results_from_judgements(judged, info, sorted(classes))
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))

@@ -149,8 +149,23 @@ def bias_seed_table(dataset: str, by_model: Mapping[str, AttributeBias]) -> Tabl
         (
             "The table value is the statistic of the seed-averaged TT; here the statistic of every seed, then "
             "its mean and sample standard deviation across seeds.",
+            *_rho_seed_notes(by_model),
         ),
     )
+
+
+def _rho_seed_notes(by_model: Mapping[str, AttributeBias]) -> list[str]:
+    """ρ is undefined in a seed where some class has TT 0: then its seed mean covers fewer seeds than σ's."""
+    found = []
+    for model, bias in by_model.items():
+        seeds = len(bias.sigma.seed_values)
+        used = len(bias.rho.seed_values) if bias.rho is not None else 0
+        if bias.rho is not None and used < seeds:
+            found.append(
+                f"{model}: ρ seed mean over {used} of {seeds} seeds (ρ undefined in the other "
+                f"{seeds - used}: a class had TT 0 in that seed)"
+            )
+    return found
 
 
 def rank_agreement_table(dataset: str, agreements: Sequence[RankAgreement], notes: Sequence[str] = ()) -> Table:
@@ -267,6 +282,18 @@ def validation_table(validations: Mapping[str, JudgeValidation], notes: Sequence
         ),
         digits=3,
     )
+
+
+def degenerate_notes(records: Sequence[Mapping]) -> list[str]:
+    """A warning for every stored judge validation whose judge gave one verdict to > 95% of the pairs."""
+    from trusteval.scorers.judge_validity import VerdictCheck
+
+    found = []
+    for record in records:
+        verdicts = record.get("verdicts")
+        if verdicts and verdicts.get("degenerate"):
+            found.append(VerdictCheck(**verdicts).note(str(record.get("label", "?"))) or "")
+    return found
 
 
 def _validation_counts(validations: Mapping[str, JudgeValidation]) -> list[str]:
