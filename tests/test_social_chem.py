@@ -71,8 +71,13 @@ def test_full_tsv_is_preferred_when_the_mirror_has_it(data_dir, tmp_path):
     mirror.mkdir(parents=True)
     shutil.copy(BROKEN / "judgments.tsv", mirror / FULL_TSV)
     shutil.copy(data_dir / "social_chem_101" / "social-chem-101.subset.tsv", mirror)
-    dataset = _load("social-chem-101", mirror.parent, tmp_path)
+    with pytest.raises(DataError, match="no sha256 is pinned for the full social-chem-101 TSV"):
+        _load("social-chem-101", mirror.parent, tmp_path)  # nothing to check the copy against: refused
+    context = DataContext(data_dir=mirror.parent, cache_dir=tmp_path / "cache", allow_unpinned=True)
+    dataset = load_dataset("social-chem-101", context)
     assert dataset.prompts[0].id == "v1.0:2" and dataset.prompts[0].attributes["rot_judgment"] == "It's good."
+    assert context.unpinned == [f"{mirror / FULL_TSV}: the full social-chem-101 TSV has no pinned sha256; "
+                                "used because of --allow-unpinned-data"]  # fmt: skip
     assert _load("social-chem-101?source=subset", mirror.parent, tmp_path).prompts[0].id == "subset:2"
 
 

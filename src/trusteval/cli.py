@@ -78,6 +78,12 @@ def _run_parser(commands: Any) -> None:
         run.add_argument(flag, dest=dest, type=kind, help=text)
     run.add_argument("--option", dest="options", action="append", metavar="KEY=VALUE", help="benchmark option")
     run.add_argument("--download", action="store_true", default=None, help="download missing data (verified)")
+    run.add_argument(
+        "--allow-unpinned-data",
+        action="store_true",
+        default=None,
+        help="use data files that do not match their pinned sha256 (recorded with the run)",
+    )
     run.add_argument("--trust-remote-code", action="store_true", default=None, help="allow model-folder code")
     run.add_argument(
         "--force-scorer-language", action="store_true", default=None, help="score text in a foreign language"

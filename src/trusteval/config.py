@@ -83,6 +83,7 @@ class RunSpec(BaseModel):
     data_dir: str | None = None
     cache_dir: str | None = None
     download: bool = False
+    allow_unpinned_data: bool = False  # use mirror files that do not match their pinned sha256 (recorded)
     trust_remote_code: bool = False
     shard: str | None = None
 
@@ -140,8 +141,15 @@ class RunSpec(BaseModel):
 
     @property
     def run_id(self) -> str:
-        """Same work, same id: running an identical spec again resumes and reuses that run."""
+        """Same work, same id: running an identical spec again resumes and reuses that run. Models (and the
+        judge) count by identity, so `default` and `llamacpp:smollm2?n_threads=1`, or a server moved to another
+        port, give the same id (trusteval.models.base.ModelSpec)."""
+        from trusteval.models import model_identity
+
         work = self.model_dump(exclude=set(OPERATIONAL_FIELDS))
+        work["models"] = [model_identity(raw) for raw in self.models]
+        if self.judge is not None:
+            work["judge"] = model_identity(self.judge)
         return f"{self.benchmark}-{content_hash(work)[:12]}"
 
     def store_path(self) -> Path:

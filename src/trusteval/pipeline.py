@@ -14,7 +14,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +88,42 @@ def data_context(spec: RunSpec) -> DataContext:
         data_dir=Path(spec.data_dir) if spec.data_dir else None,
         cache_dir=spec.cache_path() / "data",
         allow_download=spec.download,
+        allow_unpinned=spec.allow_unpinned_data,
     )
 
 
 def scorer_context(spec: RunSpec, env: Mapping[str, str]) -> ScorerContext:
     return ScorerContext(
-        env=dict(env), data_dir=Path(spec.data_dir) if spec.data_dir else None, cache_dir=spec.cache_path()
+        env=dict(env),
+        data_dir=Path(spec.data_dir) if spec.data_dir else None,
+        cache_dir=spec.cache_path(),
+        allow_unpinned_data=spec.allow_unpinned_data,
     )
+
+
+def planned(benchmark: Benchmark, spec: RunSpec) -> Plan:
+    """The benchmark's plan, with a note for every data file used although it does not match its pin."""
+    data = data_context(spec)
+    plan = benchmark.plan(data)
+    return replace(plan, notes=plan.notes + tuple(data.unpinned)) if data.unpinned else plan
+
+
+def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
+    """The run's model specs; two that name the same model (same identity) are refused, since they would ask
+    the same questions twice and compare the model with itself."""
+    models: dict[str, ModelSpec] = {}
+    seen: dict[str, str] = {}
+    for raw in raw_models:
+        model = check_spec(raw)
+        identity = model.identity
+        if identity in seen:
+            raise UsageError(
+                f"--model '{seen[identity]}' and --model '{raw}' are the same model ({identity}): "
+                "they differ only in operational options; give it once"
+            )
+        seen[identity] = raw
+        models[raw] = model
+    return models
 
 
 def backend_settings(spec: RunSpec, env: Mapping[str, str]) -> BackendSettings:
@@ -116,12 +145,12 @@ def execute(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink | N
 
 async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink) -> RunSummary:
     benchmark: Benchmark = BENCHMARKS.get(spec.benchmark)(spec)
-    plan = benchmark.plan(data_context(spec))
+    plan = planned(benchmark, spec)
     if not plan.items:
         raise UsageError("the run has no requests: the dataset selection is empty")
     plan = shard_plan(plan, spec.shard)
     settings = backend_settings(spec, env)
-    models = {raw: check_spec(raw) for raw in spec.models}
+    models = distinct_models(spec.models)
     for model in models.values():
         await preflight(model, settings)
     tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
@@ -261,15 +290,15 @@ def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]
         items=[(i.request, i.model, i.prompt, i.variant) for i in plan.items],
     )
     store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
-    store.put_aggregate(
-        spec.run_id,
-        "data",
-        {
-            "notes": list(plan.notes),
-            "sources": plan.dataset.sources,
-            "content_sha256": content_sha256(plan.dataset.prompts),
-        },
-    )
+    identities = {i.model: i.request.model for i in plan.items}
+    store.put_aggregate(spec.run_id, "models", identities)  # what `trusteval tables` keys rows by
+    data = {
+        "notes": list(plan.notes),
+        "sources": plan.dataset.sources,
+        "content_sha256": content_sha256(plan.dataset.prompts),
+        "allow_unpinned_data": spec.allow_unpinned_data,
+    }
+    store.put_aggregate(spec.run_id, "data", data)
     if spec.shard:
         store.put_aggregate(spec.run_id, "shard", spec.shard)
 

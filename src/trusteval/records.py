@@ -41,6 +41,13 @@ class Prompt:
     category: str | None = None
     attributes: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def content_key(self) -> str:
+        """The stored prompt's id: the dataset's id plus a hash of everything the prompt says (text, language,
+        label, category, attributes), so two versions of a data file never share or overwrite a stored prompt."""
+        content = [self.text, self.lang, self.label, self.category, self.attributes]
+        return f"{self.id}@{content_hash(content)[:16]}"
+
 
 @dataclass(frozen=True)
 class GenerationParams:

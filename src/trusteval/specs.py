@@ -72,9 +72,17 @@ class Spec:
     @property
     def identity(self) -> str:
         """Kind, name, and only the options that change the outputs."""
-        kept = {k: v for k, v in sorted(self.options.items()) if k not in OPERATIONAL_OPTIONS}
-        base = f"{self.kind}:{self.name}" if self.name else self.kind
-        return base + (f"?{urlencode(kept)}" if kept else "")
+        return self.identity_with(OPERATIONAL_OPTIONS)
+
+    def identity_with(
+        self, operational: frozenset[str], *, name: str | None = None, extra: dict[str, str] | None = None
+    ) -> str:
+        """The identity string: kind, `name` (default: the spec's), the options not in `operational` and the
+        `extra` identity options (e.g. a weights file's hash), sorted."""
+        kept = {k: v for k, v in self.options.items() if k not in operational} | (extra or {})
+        name = self.name if name is None else name
+        base = f"{self.kind}:{name}" if name else self.kind
+        return base + (f"?{urlencode(sorted(kept.items()))}" if kept else "")
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)

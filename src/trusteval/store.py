@@ -114,6 +114,11 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at REAL NOT NULL
     );
     """,
+    # Prompts are stored under a content-versioned id (Prompt.content_key); source_id keeps the dataset's own
+    # id. Rows written before this migration have source_id NULL: their prompt_id is the dataset's id.
+    """
+    ALTER TABLE prompts ADD COLUMN source_id TEXT;
+    """,
 )
 
 
@@ -279,7 +284,9 @@ class Store:
     ) -> None:
         """Record a run and its planned requests in one transaction: a run is all there or not at all.
 
-        `items` are (request, model spec as the user wrote it, prompt, variant) tuples.
+        `items` are (request, model spec as the user wrote it, prompt, variant) tuples. Running the same run
+        again replaces its item list, so a run always reflects the data it last planned (an edited data file
+        gives other prompt versions); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
         prompt_rows = [_prompt_row(p) for p in prompts]
@@ -299,7 +306,7 @@ class Store:
                 )
             )
             item_rows.append(
-                (run_id, request.key, model, request.seed, prompt.dataset, prompt.id, canonical_json(variant))
+                (run_id, request.key, model, request.seed, prompt.dataset, prompt.content_key, canonical_json(variant))
             )
         try:
             with self.transaction() as conn:
@@ -308,8 +315,10 @@ class Store:
                     " updated_at=excluded.updated_at, status='running'",
                     (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
                 )
-                conn.executemany("INSERT OR IGNORE INTO prompts VALUES (?,?,?,?,?,?,?,?)", prompt_rows)
+                conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                                 prompt_rows)  # fmt: skip
                 conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
+                conn.execute("DELETE FROM run_items WHERE run_id = ?", (run_id,))
                 conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
@@ -459,10 +468,11 @@ class Store:
     # -- reading a run ------------------------------------------------------------------------------------
 
     def run_items(self, run_id: str) -> list[RunItem]:
+        source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"  # an old read-only store
         rows = self.conn.execute(
-            """
+            f"""
             SELECT i.request_key, i.model, i.seed, i.variant,
-                   p.dataset, p.prompt_id, p.text AS prompt_text, p.lang, p.label, p.category,
+                   p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text, p.lang, p.label, p.category,
                    p.attributes, p.subject AS prompt_subject,
                    g.text AS response, g.subject AS response_subject,
                    (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
@@ -476,6 +486,9 @@ class Store:
             (run_id,),
         )
         return [_run_item(row) for row in rows]
+
+    def _has_column(self, table: str, column: str) -> bool:
+        return any(row[1] == column for row in self.conn.execute(f"PRAGMA table_info({table})"))
 
     def count(self, table: str) -> int:
         if table not in {"generations", "scores", "run_items", "requests", "prompts", "generation_failures"}:
@@ -495,16 +508,20 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
         yield items[start : start + size]
 
 
+PROMPT_COLUMNS = "dataset, prompt_id, text, lang, label, category, attributes, subject, source_id"
+
+
 def _prompt_row(p: Prompt) -> tuple[Any, ...]:
     return (
         p.dataset,
-        p.id,
+        p.content_key,
         p.text,
         p.lang,
         p.label,
         p.category,
         canonical_json(p.attributes),
         text_subject(p.text),
+        p.id,
     )
 
 

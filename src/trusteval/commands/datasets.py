@@ -17,6 +17,9 @@ def add_data_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="local dataset mirror (default: $TRUSTEVAL_DATA_DIR)")
     parser.add_argument("--cache-dir", help="cache for downloads and trained detectors (default ~/.cache/trusteval)")
     parser.add_argument("--download", action="store_true", help="download missing data (verified by sha256)")
+    parser.add_argument(
+        "--allow-unpinned-data", action="store_true", help="use data files that do not match their pinned sha256"
+    )
 
 
 def cache_folder(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
@@ -35,6 +38,7 @@ def data_context(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
         data_dir=data_folder(args, env),
         cache_dir=cache_folder(args, env) / "data",
         allow_download=bool(args.download),
+        allow_unpinned=bool(args.allow_unpinned_data),
     )
 
 

@@ -51,7 +51,12 @@ def _scorer_context(args: argparse.Namespace) -> Any:
     from trusteval.scorers.base import ScorerContext
 
     env = os.environ
-    return ScorerContext(env=dict(env), data_dir=data_folder(args, env), cache_dir=cache_folder(args, env))
+    return ScorerContext(
+        env=dict(env),
+        data_dir=data_folder(args, env),
+        cache_dir=cache_folder(args, env),
+        allow_unpinned_data=bool(args.allow_unpinned_data),
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 
 from trusteval.data import LoadedDataset
 from trusteval.data.files import parse_json, read_json_lines, read_records, read_text, require_columns
-from trusteval.data.sources import DataContext, dataset_file, sha256_file
+from trusteval.data.sources import DataContext, dataset_file, mirror_file, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.records import NON_TOXIC, TOXIC, Prompt, content_hash
 from trusteval.specs import Spec
@@ -177,8 +177,8 @@ def read_split(split: str, context: DataContext) -> tuple[list[Post], dict[str, 
 
 
 def _read_train(context: DataContext) -> tuple[list[Post], dict[str, str], tuple[str, ...]]:
-    local = Path(context.data_dir) / NAME / TRAIN_RECONSTRUCTED if context.data_dir else None
-    if local is not None and local.is_file():
+    local = mirror_file(NAME, TRAIN_RECONSTRUCTED, context)  # pinned like the other mirror files
+    if local is not None:
         return read_reconstructed_train(local), {f"{NAME}/{TRAIN_RECONSTRUCTED}": sha256_file(local)}, ()
     csv_path = dataset_file(NAME, TRAIN_CSV, context)
     divisions = dataset_file(NAME, DIVISIONS_FILE, context)

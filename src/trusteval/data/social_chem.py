@@ -25,7 +25,7 @@ from pathlib import Path
 
 from trusteval.data import LoadedDataset
 from trusteval.data.files import read_records, require_columns
-from trusteval.data.sources import DataContext, download_verified, sha256_file
+from trusteval.data.sources import DataContext, download_verified, mirror_file, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt
 from trusteval.specs import Spec
@@ -177,7 +177,8 @@ def locate(spec: Spec, context: DataContext) -> NormFile:
         full = _full_tsv(spec, context, required=source == "full")
         if full is not None:
             return NormFile(full, "v1.0")
-    return NormFile(_mirror_file(context, SUBSET_TSV, required=True), "subset")  # type: ignore[arg-type]
+    subset = mirror_file(NAME, SUBSET_TSV, context)  # pinned in sources.json
+    return NormFile(subset or _mirror_file(context, SUBSET_TSV, required=True), "subset")  # type: ignore[arg-type]
 
 
 def _mirror_file(context: DataContext, filename: str, *, required: bool) -> Path | None:
@@ -194,7 +195,7 @@ def _mirror_file(context: DataContext, filename: str, *, required: bool) -> Path
 def _full_tsv(spec: Spec, context: DataContext, *, required: bool) -> Path | None:
     mirrored = _mirror_file(context, FULL_TSV, required=False)
     if mirrored is not None:
-        return mirrored
+        return _unpinned_full_tsv(mirrored, context)
     cached = context.cache_dir / FOLDER / FULL_TSV
     if cached.is_file():
         return cached
@@ -207,6 +208,21 @@ def _full_tsv(spec: Spec, context: DataContext, *, required: bool) -> Path | Non
             f"--download with the dataset option sha256=<expected sha256 of the official zip>",
         )
     return None
+
+
+def _unpinned_full_tsv(path: Path, context: DataContext) -> Path:
+    """This release pins no sha256 for the full TSV, so a mirror copy cannot be checked: it is used only when
+    the run allows unpinned data, and the run records that it did."""
+    if not context.allow_unpinned:
+        raise DataError(
+            path,
+            f"no sha256 is pinned for the full {NAME} TSV in this release, so this copy cannot be checked; pass "
+            f"--allow-unpinned-data to use it (recorded with the run), or --dataset '{NAME}?source=subset'",
+        )
+    line = f"{path}: the full {NAME} TSV has no pinned sha256; used because of --allow-unpinned-data"
+    if line not in context.unpinned:
+        context.unpinned.append(line)
+    return path
 
 
 def download_full(spec: Spec, context: DataContext) -> Path:

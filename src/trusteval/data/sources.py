@@ -1,8 +1,14 @@
 """Where dataset files come from: a local mirror (TRUSTEVAL_DATA_DIR) or a pinned, verified download.
 
-`sources.json` pins every file by URL and sha256. A file is looked up in the mirror first
+`sources.json` pins every file by sha256 (and by URL where it can be downloaded; files built for the mirror,
+such as the reconstructed HateXplain train split, have `"url": null`). A file is looked up in the mirror first
 (`<data_dir>/<folder>/<file>`), then in the download cache; a download is written to a temporary file,
 checked against its sha256 and only then moved into place, so a failed or tampered download is never used.
+
+A mirror file is checked against its pin on use. The result is cached by (path, size, mtime) in
+`<cache_dir>/verified.json`, so the check hashes each file once. A mismatch is refused (exit 2) unless the
+run allows unpinned data (`--allow-unpinned-data`); the file is then used and `DataContext.unpinned` says
+which, so the run records it.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,15 +26,22 @@ from typing import Any
 from trusteval.errors import DataError, UsageError
 
 DOWNLOAD_TIMEOUT_S = 120.0
+VERIFIED_CACHE = "verified.json"
+UNPINNED_REMEDY = "restore the file from its source, or pass --allow-unpinned-data to use it anyway (recorded)"
 
 
 @dataclass(frozen=True)
 class DataContext:
-    """Where datasets are read from: injected by the caller, never read from globals."""
+    """Where datasets are read from: injected by the caller, never read from globals.
+
+    `unpinned` collects one line per file used although it does not match its pin (only with
+    `allow_unpinned`); the caller records them with the run."""
 
     data_dir: Path | None = None
     cache_dir: Path = Path.home() / ".cache" / "trusteval" / "data"
     allow_download: bool = False
+    allow_unpinned: bool = False
+    unpinned: list[str] = field(default_factory=list, compare=False)
 
 
 def catalog() -> dict[str, Any]:
@@ -42,24 +56,91 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def dataset_file(dataset: str, filename: str, context: DataContext) -> Path:
-    """The path of one pinned file of a dataset, from the mirror, the cache or a verified download."""
+def _pin(dataset: str, filename: str) -> tuple[str, dict[str, Any]]:
     entry = catalog().get(dataset)
     if entry is None or filename not in entry["files"]:
         raise UsageError(f"no pinned source for {dataset}/{filename}")
-    folder = entry["folder"]
-    if context.data_dir is not None:
-        mirrored = Path(context.data_dir) / folder / filename
-        if mirrored.is_file():
-            return mirrored
+    return entry["folder"], entry["files"][filename]
+
+
+def mirror_file(dataset: str, filename: str, context: DataContext) -> Path | None:
+    """A pinned file in the mirror, checked against its sha256; None when the mirror does not hold it."""
+    folder, pinned = _pin(dataset, filename)
+    if context.data_dir is None:
+        return None
+    mirrored = Path(context.data_dir) / folder / filename
+    if not mirrored.is_file():
+        return None
+    check_pinned(mirrored, pinned["sha256"], context)
+    return mirrored
+
+
+def check_pinned(path: Path, expected: str, context: DataContext) -> None:
+    """Refuse a file whose content is not the pinned one, unless the context allows unpinned data."""
+    actual = cached_sha256(path, context.cache_dir)
+    if actual == expected:
+        return
+    found = f"sha256 {actual[:12]}… does not match the pinned {expected[:12]}…"
+    if not context.allow_unpinned:
+        raise DataError(path, f"{found}; {UNPINNED_REMEDY}")
+    line = f"{path}: {found}; used because of --allow-unpinned-data"
+    if line not in context.unpinned:
+        context.unpinned.append(line)
+
+
+def cached_sha256(path: Path, cache_dir: Path) -> str:
+    """sha256 of a file, remembered by (path, size, mtime) so an unchanged file is hashed once."""
+    stat = path.stat()
+    key = str(path.resolve())
+    stamp = [stat.st_size, stat.st_mtime_ns]
+    cache_file = cache_dir / VERIFIED_CACHE
+    known = _read_verified(cache_file)
+    entry = known.get(key)
+    if isinstance(entry, dict) and entry.get("stamp") == stamp and isinstance(entry.get("sha256"), str):
+        return entry["sha256"]
+    digest = sha256_file(path)
+    known[key] = {"stamp": stamp, "sha256": digest}
+    _write_verified(cache_file, known)
+    return digest
+
+
+def _read_verified(cache_file: Path) -> dict[str, Any]:
+    try:
+        known = json.loads(cache_file.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+def _write_verified(cache_file: Path, known: dict[str, Any]) -> None:
+    """Best effort, atomic: a cache that cannot be written only costs hashing the file again."""
+    with suppress(OSError):
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=cache_file.parent, prefix=f".{cache_file.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(known, out, sort_keys=True)
+            os.replace(tmp_name, cache_file)
+        finally:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
+
+
+def dataset_file(dataset: str, filename: str, context: DataContext) -> Path:
+    """The path of one pinned file of a dataset, from the mirror, the cache or a verified download."""
+    folder, pinned = _pin(dataset, filename)
+    mirrored = mirror_file(dataset, filename, context)
+    if mirrored is not None:
+        return mirrored
     cached = context.cache_dir / folder / filename
-    pinned = entry["files"][filename]
     if cached.is_file():
-        if sha256_file(cached) == pinned["sha256"]:
+        if cached_sha256(cached, context.cache_dir) == pinned["sha256"]:
             return cached
         cached.unlink()
+    where = f"{context.data_dir}/{folder}/{filename}" if context.data_dir else "no TRUSTEVAL_DATA_DIR set"
+    if not pinned.get("url"):
+        raise DataError(where, f"{dataset}: {filename} is built for the data mirror and cannot be downloaded")
     if not context.allow_download:
-        where = f"{context.data_dir}/{folder}/{filename}" if context.data_dir else "no TRUSTEVAL_DATA_DIR set"
         raise DataError(
             where,
             f"{dataset} is not available offline; set TRUSTEVAL_DATA_DIR to a mirror that holds "

@@ -7,12 +7,29 @@ import sys
 
 from trusteval.models.base import Backend, BackendSettings, ModelSpec
 from trusteval.registry import Registry
+from trusteval.specs import OPERATIONAL_OPTIONS
 
 BACKENDS: Registry[Backend] = Registry("model backend")
 BACKENDS.register("hf", "trusteval.models.hf:create")
 BACKENDS.register("llamacpp", "trusteval.models.llamacpp:create")
 BACKENDS.register("openai", "trusteval.models.openai:create")
 BACKENDS.register("replay", "trusteval.models.replay:create")
+
+
+def backend_identity(spec: ModelSpec) -> str:
+    """The spec's identity under its backend's own rules (OPERATIONAL_OPTIONS, identity_parts); a backend that
+    declares none (a plugin, a test double) gets the shared list in trusteval.specs."""
+    module = None
+    if spec.backend in BACKENDS.names():
+        module = sys.modules.get(BACKENDS.get(spec.backend).__module__)
+    operational = getattr(module, "OPERATIONAL_OPTIONS", OPERATIONAL_OPTIONS)
+    parts = getattr(module, "identity_parts", None)
+    name, extra = parts(spec) if parts else (spec.name, {})
+    return spec.identity_with(operational, name=name, extra=extra)
+
+
+def model_identity(raw: str) -> str:
+    return check_spec(raw).identity
 
 
 def check_spec(raw: str) -> ModelSpec:
@@ -42,4 +59,14 @@ async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
         await result
 
 
-__all__ = ["BACKENDS", "Backend", "BackendSettings", "ModelSpec", "check_spec", "load_backend", "preflight"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "BackendSettings",
+    "ModelSpec",
+    "backend_identity",
+    "check_spec",
+    "load_backend",
+    "model_identity",
+    "preflight",
+]

@@ -19,12 +19,25 @@ ALIASES = {"default": "llamacpp:smollm2", "smollm2": "llamacpp:smollm2"}
 
 
 class ModelSpec(Spec):
-    """A Spec whose kind is a backend name; `default` and `smollm2` name the embedded model."""
+    """A Spec whose kind is a backend name; `default` and `smollm2` name the embedded model.
+
+    Its `identity` is what keys answers (request keys), run ids and the rows of `trusteval tables`: the
+    backend, the canonical model name, the options that change answers, and - where the backend has one - a
+    hash of the weights or answers file. Each backend module declares `OPERATIONAL_OPTIONS` (options that
+    change how it runs, not what it answers: URL, concurrency, threads, timeouts) and may define
+    `identity_parts(spec) -> (name, extra options)` (see docs/design.md, "Model identity").
+    """
 
     @classmethod
     def parse(cls, raw: str, *, aliases: dict[str, str] | None = None, bare: bool = False) -> ModelSpec:
         spec = Spec.parse(raw, aliases=aliases or ALIASES, bare=bare)
         return cls(kind=spec.kind, name=spec.name, options=spec.options, raw=spec.raw)
+
+    @property
+    def identity(self) -> str:
+        from trusteval.models import backend_identity
+
+        return backend_identity(self)
 
 
 @dataclass(frozen=True)

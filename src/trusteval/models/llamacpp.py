@@ -9,6 +9,10 @@ spec says `extra_bufts=true`: on some CPUs the AMX path dies with an illegal ins
 model they gain little (docs/performance.md). llama-cpp-python's `Llama` has no keyword for this setting (it
 silently ignores unknown keywords), so the model's default parameters are adjusted while it loads, and the
 setting the model was loaded with is checked.
+
+Identity: `llamacpp:<file name>?sha256=<first 16 hex digits of the GGUF file>` (the embedded model is
+`llamacpp:smollm2?sha256=...`), plus `n_ctx` when given; the folder, `n_threads` and `extra_bufts` are operational. The hash
+is cached by (path, size, mtime), so a 100 MB file is hashed once.
 """
 
 from __future__ import annotations
@@ -25,8 +29,19 @@ from typing import Any
 
 from trusteval.errors import BackendError, missing_extra
 from trusteval.models.base import BackendSettings, ModelSpec
-from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path
+from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path, weights_sha256
 from trusteval.records import Generation, Request
+
+
+OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts"})  # how it computes, not what it answers
+EMBEDDED_IDENTITY = "smollm2"
+
+
+def identity_parts(spec: ModelSpec) -> tuple[str, dict[str, str]]:
+    """The model's name (the embedded one's canonical name, else the file's name) and its file's hash."""
+    path = resolve_gguf(spec.name)
+    name = EMBEDDED_IDENTITY if spec.name in EMBEDDED_NAMES else path.name
+    return name, {"sha256": weights_sha256(path)[:16]}
 
 
 def resolve_gguf(name: str) -> Path:

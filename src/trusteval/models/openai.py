@@ -41,6 +41,9 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 KNOWN_OPTIONS = frozenset(
     {"base_url", "api_key_env", "timeout", "concurrency", "max_retries", "backoff_base", "backoff_max"}
 )
+# Every option changes how requests are sent, not what is asked: the identity is `openai:<model>`, so moving a
+# server to another URL or raising concurrency reuses stored answers and keeps the run id.
+OPERATIONAL_OPTIONS = KNOWN_OPTIONS
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 KEY_REFUSED_STATUSES = frozenset({401, 403})

@@ -25,6 +25,19 @@ def _last_user_message(request: Request) -> str:
     return ""
 
 
+OPERATIONAL_OPTIONS: frozenset[str] = frozenset()  # the field names decide which answers are read
+
+
+def identity_parts(spec: ModelSpec) -> tuple[str, dict[str, str]]:
+    """`replay:<file name>?sha256=<16 hex>`: an edited answers file is another model; a moved one is not."""
+    from trusteval.models.embedded import weights_sha256
+
+    path = Path(spec.name).expanduser()
+    if not path.is_file():
+        raise DataError(path, "replay file not found")
+    return path.name, {"sha256": weights_sha256(path)[:16]}
+
+
 class ReplayBackend:
     batch_size = 256
     max_concurrency = 1

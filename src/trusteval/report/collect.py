@@ -1,7 +1,10 @@
 """The paper's tables for any set of models in a store: every matching run, one row per model.
 
 Runs are grouped by benchmark, dataset and condition (the scorer, threshold and prompt-toxicity source, or the
-judge), so rows in one table were always measured the same way. When a model appears in several runs of a
+judge), so rows in one table were always measured the same way. Rows are keyed by model identity (the identity
+that keys its answers, stored with each request), so specs that differ only in operational options (`default`
+and `llamacpp:smollm2?n_threads=1`, another base_url) are one model and one row; the row is named by the spec
+as written in the run that gives it. When a model appears in several runs of a
 group, the latest run (by update time) gives its row and a note says which runs were passed over. Each group's
 rows are computed by its benchmark's own code (the numbers match `trusteval report` of a single run); the rows
 are read with one SQL join per run (read-only), which is what keeps 300,000 scored rows under a few seconds
@@ -56,6 +59,10 @@ class StoredRun:
     updated_at: float
     spec: RunSpec
     tasks: dict[str, str]
+    identities: dict[str, str] = field(default_factory=dict)  # model spec as written -> model identity
+
+    def identity(self, model: str) -> str:
+        return self.identities.get(model, model)
 
     @property
     def condition(self) -> str:
@@ -69,13 +76,15 @@ class StoredRun:
 
 @dataclass
 class Group:
-    """Runs of one benchmark on one dataset under one condition; `models` maps each model to the run used."""
+    """Runs of one benchmark on one dataset under one condition; `models` maps each model (by its row name) to
+    the run used, and `written` each row name to the spec as written in that run."""
 
     benchmark: str
     dataset: str
     condition: str
     runs: list[StoredRun] = field(default_factory=list)  # newest first
     models: dict[str, StoredRun] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -104,8 +113,23 @@ def find_runs(
         if dataset is not None and dataset not in _dataset_names(label, row["dataset"]):
             continue
         tasks = store.aggregate(row["run_id"], "tasks") or {}
-        found.append(StoredRun(row["run_id"], row["benchmark"], label, row["updated_at"], spec, tasks))
+        identities = model_identities(store, row["run_id"])
+        found.append(StoredRun(row["run_id"], row["benchmark"], label, row["updated_at"], spec, tasks, identities))
     return found
+
+
+def model_identities(store: Store, run_id: str) -> dict[str, str]:
+    """Each model of a run (as written) and its identity: recorded with the run, or - in a store written before
+    that - read from the requests, which have always been keyed by identity."""
+    recorded = store.aggregate(run_id, "models")
+    if isinstance(recorded, dict):
+        return recorded
+    rows = store.conn.execute(
+        "SELECT i.model, min(r.model) FROM run_items i JOIN requests r ON r.key = i.request_key"
+        " WHERE i.run_id = ? GROUP BY i.model",
+        (run_id,),
+    )
+    return {model: identity for model, identity in rows}
 
 
 def _dataset_names(*labels: str) -> set[str]:
@@ -121,22 +145,33 @@ def group_runs(runs: Sequence[StoredRun]) -> list[Group]:
         key = (run.benchmark, run.dataset, run.condition)
         groups.setdefault(key, Group(*key)).runs.append(run)
     for group in groups.values():
-        passed_over: dict[str, list[str]] = {}
-        for run in group.runs:
-            for model in run.spec.models:
-                if model in group.models:
-                    passed_over.setdefault(model, []).append(run.run_id)
-                else:
-                    group.models[model] = run
-        order = [m for run in reversed(group.runs) for m in run.spec.models]
-        group.models = {m: group.models[m] for m in dict.fromkeys(order)}
-        for model, older in passed_over.items():
-            group.notes.append(
-                f"{model}: the latest run {group.models[model].run_id} is used; also in {', '.join(older)} (not used)"
-            )
+        _choose_runs(group)
         used = Counter(run.run_id for run in group.models.values())
         group.notes.append("Runs: " + ", ".join(f"{run_id} ({n} models)" for run_id, n in used.items()))
     return sorted(groups.values(), key=lambda g: (TABLE_BENCHMARKS.index(g.benchmark), g.dataset, g.condition))
+
+
+def _choose_runs(group: Group) -> None:
+    """Each model identity's latest run; rows named by the spec as written there (plus the identity where two
+    identities would share a name), in first-evaluated order."""
+    chosen: dict[str, tuple[StoredRun, str]] = {}
+    passed_over: dict[str, list[str]] = {}
+    for run in group.runs:
+        for model in run.spec.models:
+            identity = run.identity(model)
+            if identity in chosen:
+                passed_over.setdefault(identity, []).append(run.run_id)
+            else:
+                chosen[identity] = (run, model)
+    order = dict.fromkeys(run.identity(m) for run in reversed(group.runs) for m in run.spec.models)
+    names = Counter(chosen[identity][1] for identity in order)
+    for identity in order:
+        run, written = chosen[identity]
+        row = written if names[written] == 1 else f"{written} [{identity}]"
+        group.models[row], group.written[row] = run, written
+        if identity in passed_over:
+            older = ", ".join(passed_over[identity])
+            group.notes.append(f"{row}: the latest run {run.run_id} is used; also in {older} (not used)")
 
 
 # -- reading rows -----------------------------------------------------------------------------------------------
@@ -325,16 +360,20 @@ def _group_tables(
 def _read_all(group: Group, reader: Callable[[StoredRun, list[str]], tuple[dict, set[str]]]) -> tuple:
     """Rows of every model from the run chosen for it, in the group's model order, and the classes seen."""
     by_run: dict[str, list[str]] = {}
-    for model, run in group.models.items():
-        by_run.setdefault(run.run_id, []).append(model)
+    for row, run in group.models.items():
+        by_run.setdefault(run.run_id, []).append(row)
     runs = {run.run_id: run for run in group.runs}
     found: dict[str, Any] = {}
     classes: set[str] = set()
-    for run_id, models in by_run.items():
-        rows, run_classes = reader(runs[run_id], models)
-        found.update(rows)
+    for run_id, rows in by_run.items():
+        read, run_classes = reader(runs[run_id], [group.written[row] for row in rows])
+        found.update({row: _renamed(read[group.written[row]], row) for row in rows if group.written[row] in read})
         classes |= run_classes
     return {m: found[m] for m in group.models if m in found}, classes
+
+
+def _renamed(value: Any, row: str) -> Any:
+    return replace(value, model=row) if isinstance(value, ModelPairs) else value
 
 
 def tt_ztests(metrics: dict[str, Any], pairs: dict[str, ModelPairs], adjustment: str):

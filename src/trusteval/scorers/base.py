@@ -33,6 +33,7 @@ class ScorerContext:
     env: Mapping[str, str] = field(default_factory=dict)
     data_dir: Path | None = None
     cache_dir: Path = Path.home() / ".cache" / "trusteval"
+    allow_unpinned_data: bool = False  # train detectors on mirror files that do not match their pins
 
 
 @runtime_checkable

@@ -53,7 +53,9 @@ def recipe(context: DataContext, groups: str = "masked") -> DetectorRecipe:
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
     spec.check_options({"threshold", "groups"})
-    data = DataContext(data_dir=context.data_dir, cache_dir=context.cache_dir / "data")
+    data = DataContext(
+        data_dir=context.data_dir, cache_dir=context.cache_dir / "data", allow_unpinned=context.allow_unpinned_data
+    )
     detector_recipe = recipe(data, spec.option("groups", "masked") or "masked")
     detector = load_or_train(detector_recipe, context.cache_dir)
     return TfidfDetectorScorer(detector_recipe, detector, spec.float_option("threshold", 0.5))

@@ -67,7 +67,9 @@ def recipe(context: DataContext, training_set: str = "hatexplain", groups: str =
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
     spec.check_options({"threshold", "data", "groups"})
-    data = DataContext(data_dir=context.data_dir, cache_dir=context.cache_dir / "data")
+    data = DataContext(
+        data_dir=context.data_dir, cache_dir=context.cache_dir / "data", allow_unpinned=context.allow_unpinned_data
+    )
     training_set = spec.option("data", "hatexplain") or "hatexplain"
     detector_recipe = recipe(data, training_set, spec.option("groups", "masked") or "masked")
     detector = load_or_train(detector_recipe, context.cache_dir)
