@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from trusteval.data import sources
 from trusteval.data.sources import DataContext, cached_sha256, catalog, dataset_file
 from trusteval.errors import DataError
 from trusteval.records import GenerationParams, Prompt, Request
-from trusteval.store import Store
+from trusteval.store import MIGRATIONS, STORE_FILENAME, Store
 
 
 def test_every_pinned_file_in_the_real_mirror_matches_its_pin(data_dir, tmp_path):
@@ -135,4 +136,29 @@ def test_the_same_run_on_edited_data_reads_the_new_prompts(tmp_path):
     assert store.count("prompts") == 5  # p1 is the same in both versions and stored once
     store.begin_run("old", benchmark="b", dataset="d", spec={}, prompts=prompts, items=items)
     assert [i.prompt.label for i in store.run_items("old")] == [0, 1, 0]
+    store.close()
+
+
+def test_a_store_written_before_content_keys_stays_readable(tmp_path):
+    """A store with only the first migration: prompts keyed by the dataset's id, no source_id column."""
+    conn = sqlite3.connect(tmp_path / STORE_FILENAME)
+    conn.executescript(MIGRATIONS[0])
+    conn.executescript("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY); INSERT INTO schema_migrations VALUES (1);")
+    prompts, items = _plan([1])
+    request = items[0][0]
+    conn.execute("INSERT INTO runs VALUES ('r', 0, 0, 'b', 'd', '{}', 'complete')")
+    conn.execute("INSERT INTO prompts VALUES ('d', 'p0', 'text 0', 'en', 1, NULL, '{}', 's')")
+    conn.execute("INSERT INTO requests VALUES (?, 'm', '[]', '{}', 42)", (request.key,))
+    conn.execute("INSERT INTO run_items VALUES ('r', ?, 'm', 42, 'd', 'p0', '{}')", (request.key,))
+    conn.commit()
+    conn.close()
+    read_only = Store.open_read_only(tmp_path)
+    assert [(i.prompt.id, i.prompt.label) for i in read_only.run_items("r")] == [("p0", 1)]
+    read_only.close()
+    store = Store.open(tmp_path)  # migrates: the old row is read as before, a new run adds a versioned row
+    assert [(i.prompt.id, i.prompt.label) for i in store.run_items("r")] == [("p0", 1)]
+    edited, edited_items = _plan([0])
+    store.begin_run("r2", benchmark="b", dataset="d", spec={}, prompts=edited, items=edited_items)
+    assert [(i.prompt.id, i.prompt.label) for i in store.run_items("r2")] == [("p0", 0)]
+    assert [i.prompt.label for i in store.run_items("r")] == [1]
     store.close()

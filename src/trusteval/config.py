@@ -144,12 +144,12 @@ class RunSpec(BaseModel):
         """Same work, same id: running an identical spec again resumes and reuses that run. Models (and the
         judge) count by identity, so `default` and `llamacpp:smollm2?n_threads=1`, or a server moved to another
         port, give the same id (trusteval.models.base.ModelSpec)."""
-        from trusteval.models import model_identity
+        from trusteval.models import ModelSpec
 
         work = self.model_dump(exclude=set(OPERATIONAL_FIELDS))
-        work["models"] = [model_identity(raw) for raw in self.models]
+        work["models"] = [ModelSpec.parse(raw).identity for raw in self.models]
         if self.judge is not None:
-            work["judge"] = model_identity(self.judge)
+            work["judge"] = ModelSpec.parse(self.judge).identity
         return f"{self.benchmark}-{content_hash(work)[:12]}"
 
     def store_path(self) -> Path:
