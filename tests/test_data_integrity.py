@@ -143,8 +143,9 @@ def test_a_store_written_before_content_keys_stays_readable(tmp_path):
     """A store with only the first migration: prompts keyed by the dataset's id, no source_id column."""
     conn = sqlite3.connect(tmp_path / STORE_FILENAME)
     conn.executescript(MIGRATIONS[0])
-    conn.executescript("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY); INSERT INTO schema_migrations VALUES (1);")
-    prompts, items = _plan([1])
+    conn.executescript("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY);")
+    conn.execute("INSERT INTO schema_migrations VALUES (1)")
+    _, items = _plan([1])
     request = items[0][0]
     conn.execute("INSERT INTO runs VALUES ('r', 0, 0, 'b', 'd', '{}', 'complete')")
     conn.execute("INSERT INTO prompts VALUES ('d', 'p0', 'text 0', 'en', 1, NULL, '{}', 's')")

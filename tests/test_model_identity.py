@@ -44,7 +44,9 @@ def test_run_ids_count_models_by_identity():
         return build_run_spec({"benchmark": "b", "models": list(models)}, env={}).run_id
 
     assert run_id("default") == run_id("llamacpp:smollm2?n_threads=1") != run_id("llamacpp:smollm2?n_ctx=512")
-    assert run_id("openai:m?base_url=http://127.0.0.1:1/v1") == run_id("openai:m?base_url=http://127.0.0.1:2/v1&concurrency=3")
+    assert run_id("openai:m?base_url=http://127.0.0.1:1/v1") == run_id(
+        "openai:m?base_url=http://127.0.0.1:2/v1&concurrency=3"
+    )
     assert run_id("openai:m") != run_id("openai:n")
 
 
@@ -101,4 +103,8 @@ def test_a_server_on_another_port_keeps_the_run_id_and_the_answers(tmp_path, cac
     assert first_server.port != second_server.port and asked == []
     assert again.json()["run_id"] == first.json()["run_id"]
     assert (again.json()["generated"], again.json()["reused"]) == (0, 3)
-    assert again.json()["metrics"] == first.json()["metrics"]
+    (now,), (before,) = again.json()["metrics"]["models"].values(), first.json()["metrics"]["models"].values()
+    assert now == before and now["pairs"] == 3
+    tables = run_cli("tables", "--store", store, "--json", "--format", "csv")
+    table5 = next(t for t in tables.json()["tables"] if t["name"].startswith("table5"))
+    assert [row[0] for row in table5["rows"]] == [f"openai:m?base_url={second_server.base_url}&concurrency=2"]

@@ -22,7 +22,8 @@ def test_identity_keeps_output_options_and_drops_operational_ones():
 
 
 def test_default_alias_names_the_embedded_model():
-    assert ModelSpec.parse("default").identity == "llamacpp:smollm2"
+    identity = ModelSpec.parse("default").identity
+    assert identity.startswith("llamacpp:smollm2?sha256=") and identity == ModelSpec.parse("smollm2").identity
 
 
 @pytest.mark.parametrize("raw", ["gpt2", "hf:", ":x", "hf:x?a"])

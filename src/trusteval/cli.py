@@ -187,6 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         seeds=_parse_seeds(args.seeds),
         options=_parse_options(args.options),
         download=args.download,
+        allow_unpinned_data=args.allow_unpinned_data,
         trust_remote_code=args.trust_remote_code,
         force_scorer_language=args.force_scorer_language,
         require_valid_scorer=args.require_valid_scorer,

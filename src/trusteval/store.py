@@ -286,7 +286,8 @@ class Store:
 
         `items` are (request, model spec as the user wrote it, prompt, variant) tuples. Running the same run
         again replaces its item list, so a run always reflects the data it last planned (an edited data file
-        gives other prompt versions); stored prompts, answers and scores are never overwritten.
+        gives other prompt versions) and its spec as last written (the same run id means the same work; only
+        operational options can differ); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
         prompt_rows = [_prompt_row(p) for p in prompts]
@@ -312,7 +313,7 @@ class Store:
             with self.transaction() as conn:
                 conn.execute(
                     "INSERT INTO runs VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE SET"
-                    " updated_at=excluded.updated_at, status='running'",
+                    " updated_at=excluded.updated_at, status='running', spec=excluded.spec",
                     (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
                 )
                 conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -472,8 +473,8 @@ class Store:
         rows = self.conn.execute(
             f"""
             SELECT i.request_key, i.model, i.seed, i.variant,
-                   p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text, p.lang, p.label, p.category,
-                   p.attributes, p.subject AS prompt_subject,
+                   p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text,
+                   p.lang, p.label, p.category, p.attributes, p.subject AS prompt_subject,
                    g.text AS response, g.subject AS response_subject,
                    (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
                     ORDER BY f.id DESC LIMIT 1) AS error

@@ -32,7 +32,6 @@ from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path, weights_sha256
 from trusteval.records import Generation, Request
 
-
 OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts"})  # how it computes, not what it answers
 EMBEDDED_IDENTITY = "smollm2"
 
