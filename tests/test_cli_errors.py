@@ -44,7 +44,7 @@ def _mirror(tmp_path: Path, content: bytes | None) -> Path:
 )
 def test_broken_dataset_file(tmp_path, content, expected):
     mirror = _mirror(tmp_path, content)
-    result, store = _run(tmp_path, env=cli_env(TRUSTEVAL_DATA_DIR=str(mirror)))
+    result, store = _run(tmp_path, env=cli_env(TRUSTEVAL_DATA_DIR=str(mirror), TRUSTEVAL_ALLOW_UNPINNED_DATA="true"))
     assert result.returncode == 2
     assert expected in result.stderr
     assert "Traceback" not in result.stderr

@@ -47,7 +47,7 @@ def test_sampling_is_seeded_and_keeps_dataset_order(data_dir):
 def _mirror(tmp_path: Path, content: bytes) -> DataContext:
     (tmp_path / "cold").mkdir()
     (tmp_path / "cold" / "test.csv").write_bytes(content)
-    return DataContext(data_dir=tmp_path)
+    return DataContext(data_dir=tmp_path, allow_unpinned=True)  # not the pinned file: parsed anyway
 
 
 @pytest.mark.parametrize(

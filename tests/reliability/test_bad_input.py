@@ -81,6 +81,7 @@ def _mirror_with(tmp_path: Path, test_csv: Path, data_dir: Path) -> Path:
 @pytest.mark.parametrize(("name", "expected"), COLD_MIRROR_CASES, ids=[c[0] for c in COLD_MIRROR_CASES])
 def test_broken_cold_mirror_file(tmp_path, capsys, monkeypatch, data_dir, figures, name, expected):
     monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(_mirror_with(tmp_path, BROKEN / name, data_dir)))
+    monkeypatch.setenv("TRUSTEVAL_ALLOW_UNPINNED_DATA", "true")  # past the pin check, to the parser
     error = _refused(tmp_path, capsys)
     assert f"cold/test.csv{expected}" in error or f"cold/test.csv, {expected}" in error, error
     _record(figures, f"cold mirror: {name}", True)
@@ -133,6 +134,7 @@ def test_ten_megabyte_lines_are_refused_with_the_field_named(tmp_path, capsys, m
         run_folder.mkdir()
         if path.suffix == ".csv":
             monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(_mirror_with(run_folder, path, data_dir)))
+            monkeypatch.setenv("TRUSTEVAL_ALLOW_UNPINNED_DATA", "true")
             error = _refused(run_folder, capsys)
         else:
             monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(data_dir))
@@ -145,7 +147,7 @@ def test_ten_megabyte_lines_are_refused_with_the_field_named(tmp_path, capsys, m
 def test_a_broken_file_fails_the_process_with_status_2(tmp_path, data_dir):
     mirror = _mirror_with(tmp_path, BROKEN / "cold_nul_byte.csv", data_dir)
     result = run_cli("run", "--benchmark", "trusteval-toxicity", "--seeds", "42", "--store", tmp_path / "ws",
-                     env=cli_env(TRUSTEVAL_DATA_DIR=str(mirror)))  # fmt: skip
+                     env=cli_env(TRUSTEVAL_DATA_DIR=str(mirror), TRUSTEVAL_ALLOW_UNPINNED_DATA="true"))  # fmt: skip
     assert result.returncode == 2 and "line 3: contains a NUL byte" in result.stderr
     assert not (tmp_path / "ws" / STORE_FILE).exists()
 
@@ -157,7 +159,7 @@ def test_a_bom_is_valid_and_loads_exactly_like_the_file_without_it(tmp_path, dat
     loaded = []
     for source in (with_bom, without):
         mirror = _mirror_with(tmp_path / source.stem, source, data_dir)
-        loaded.append(load_dataset("cold", DataContext(data_dir=mirror)).prompts)
+        loaded.append(load_dataset("cold", DataContext(data_dir=mirror, allow_unpinned=True)).prompts)
     assert loaded[0] == loaded[1]
     assert [p.text for p in loaded[0]] == ["第一句测试文本", "第二句测试文本", "第三句测试文本"]
     assert [p.category for p in loaded[0]] == ["race", "gender", "region"]
@@ -166,7 +168,7 @@ def test_a_bom_is_valid_and_loads_exactly_like_the_file_without_it(tmp_path, dat
 
 def test_an_extra_column_in_the_header_is_ignored(tmp_path, data_dir):
     mirror = _mirror_with(tmp_path, BROKEN / "cold_valid_extra_column.csv", data_dir)
-    prompts = load_dataset("cold", DataContext(data_dir=mirror)).prompts
+    prompts = load_dataset("cold", DataContext(data_dir=mirror, allow_unpinned=True)).prompts
     assert [(p.text, p.label, p.category) for p in prompts] == [("第一句测试文本", 0, "race")]
 
 

@@ -99,6 +99,7 @@ def cached_sha256(path: Path, cache_dir: Path) -> str:
     if isinstance(entry, dict) and entry.get("stamp") == stamp and isinstance(entry.get("sha256"), str):
         return entry["sha256"]
     digest = sha256_file(path)
+    known = {k: v for k, v in known.items() if os.path.exists(k)}  # forget files that are gone
     known[key] = {"stamp": stamp, "sha256": digest}
     _write_verified(cache_file, known)
     return digest
