@@ -15,12 +15,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
 from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+from trusteval.store_rows import PROMPT_COLUMNS, RunItem, prompt_row, run_item
 from trusteval.untrusted import safe_generation, safe_score
 
 STORE_FILENAME = "trusteval.sqlite"
@@ -120,21 +120,6 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE prompts ADD COLUMN source_id TEXT;
     """,
 )
-
-
-@dataclass(frozen=True)
-class RunItem:
-    """One row of a run, joined: the request, its prompt, and the generation if there is one."""
-
-    request_key: str
-    model: str
-    seed: int
-    prompt: Prompt
-    prompt_subject: str
-    variant: dict[str, Any]
-    response: str | None
-    response_subject: str | None
-    error: str | None
 
 
 DISK_FULL_HINT = "the disk is full; free space and run the same command again (nothing stored is lost)"
@@ -290,10 +275,20 @@ class Store:
         operational options can differ); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
-        prompt_rows = [_prompt_row(p) for p in prompts]
+        keys: dict[int, str] = {}  # a prompt's content key, hashed once however many items ask it
+
+        def key_of(prompt: Prompt) -> str:
+            if id(prompt) not in keys:
+                keys[id(prompt)] = prompt.content_key
+            return keys[id(prompt)]
+
+        prompts = list(prompts)
+        prompt_rows = [prompt_row(p, key_of(p)) for p in prompts]
         items = list(items)
-        recorded = {row[0] for row in self.conn.execute("SELECT request_key FROM run_items WHERE run_id=?", (run_id,))}
-        if recorded and recorded == {request.key for request, *_ in items}:
+        stored = self.conn.execute("SELECT request_key, model, prompt_id FROM run_items WHERE run_id=?", (run_id,))
+        recorded = {tuple(row) for row in stored}
+        resumed = bool(recorded) and recorded == {(r.key, model, key_of(p)) for r, model, p, _ in items}
+        if resumed:
             items = []  # a resumed run: its requests and items are stored already, and encoding them is not free
         request_rows, item_rows = [], []
         for request, model, prompt, variant in items:
@@ -307,7 +302,7 @@ class Store:
                 )
             )
             item_rows.append(
-                (run_id, request.key, model, request.seed, prompt.dataset, prompt.content_key, canonical_json(variant))
+                (run_id, request.key, model, request.seed, prompt.dataset, key_of(prompt), canonical_json(variant))
             )
         try:
             with self.transaction() as conn:
@@ -319,7 +314,8 @@ class Store:
                 conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
                                  prompt_rows)  # fmt: skip
                 conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
-                conn.execute("DELETE FROM run_items WHERE run_id = ?", (run_id,))
+                if not resumed:
+                    conn.execute("DELETE FROM run_items WHERE run_id = ?", (run_id,))
                 conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
@@ -486,7 +482,7 @@ class Store:
             """,
             (run_id,),
         )
-        return [_run_item(row) for row in rows]
+        return [run_item(row) for row in rows]
 
     def _has_column(self, table: str, column: str) -> bool:
         return any(row[1] == column for row in self.conn.execute(f"PRAGMA table_info({table})"))
@@ -507,43 +503,3 @@ class Store:
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-PROMPT_COLUMNS = "dataset, prompt_id, text, lang, label, category, attributes, subject, source_id"
-
-
-def _prompt_row(p: Prompt) -> tuple[Any, ...]:
-    return (
-        p.dataset,
-        p.content_key,
-        p.text,
-        p.lang,
-        p.label,
-        p.category,
-        canonical_json(p.attributes),
-        text_subject(p.text),
-        p.id,
-    )
-
-
-def _run_item(row: sqlite3.Row) -> RunItem:
-    prompt = Prompt(
-        id=row["prompt_id"],
-        dataset=row["dataset"],
-        text=row["prompt_text"],
-        lang=row["lang"],
-        label=row["label"],
-        category=row["category"],
-        attributes=json.loads(row["attributes"]),
-    )
-    return RunItem(
-        request_key=row["request_key"],
-        model=row["model"],
-        seed=row["seed"],
-        prompt=prompt,
-        prompt_subject=row["prompt_subject"],
-        variant=json.loads(row["variant"]),
-        response=row["response"],
-        response_subject=row["response_subject"],
-        error=None if row["response"] is not None else row["error"],
-    )

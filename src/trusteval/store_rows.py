@@ -1,0 +1,67 @@
+"""How store rows map to records: the prompt row written for a Prompt, and the RunItem read from a joined row."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from trusteval.records import Prompt, canonical_json, text_subject
+
+__all__ = ["PROMPT_COLUMNS", "RunItem", "prompt_row", "run_item"]
+
+
+@dataclass(frozen=True)
+class RunItem:
+    """One row of a run, joined: the request, its prompt, and the generation if there is one."""
+
+    request_key: str
+    model: str
+    seed: int
+    prompt: Prompt
+    prompt_subject: str
+    variant: dict[str, Any]
+    response: str | None
+    response_subject: str | None
+    error: str | None
+
+
+PROMPT_COLUMNS = "dataset, prompt_id, text, lang, label, category, attributes, subject, source_id"
+
+
+def prompt_row(p: Prompt, content_key: str) -> tuple[Any, ...]:
+    return (
+        p.dataset,
+        content_key,
+        p.text,
+        p.lang,
+        p.label,
+        p.category,
+        canonical_json(p.attributes),
+        text_subject(p.text),
+        p.id,
+    )
+
+
+def run_item(row: sqlite3.Row) -> RunItem:
+    prompt = Prompt(
+        id=row["prompt_id"],
+        dataset=row["dataset"],
+        text=row["prompt_text"],
+        lang=row["lang"],
+        label=row["label"],
+        category=row["category"],
+        attributes=json.loads(row["attributes"]),
+    )
+    return RunItem(
+        request_key=row["request_key"],
+        model=row["model"],
+        seed=row["seed"],
+        prompt=prompt,
+        prompt_subject=row["prompt_subject"],
+        variant=json.loads(row["variant"]),
+        response=row["response"],
+        response_subject=row["response_subject"],
+        error=None if row["response"] is not None else row["error"],
+    )
