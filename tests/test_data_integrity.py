@@ -163,3 +163,24 @@ def test_a_store_written_before_content_keys_stays_readable(tmp_path):
     assert [(i.prompt.id, i.prompt.label) for i in store.run_items("r2")] == [("p0", 0)]
     assert [i.prompt.label for i in store.run_items("r")] == [1]
     store.close()
+
+
+def test_shards_in_one_store_replace_only_their_own_slice(tmp_path):
+    from trusteval.shards import in_shard, shard_of
+
+    store = Store.open(tmp_path)
+    prompts, items = _plan([0, 1, 0, 1, 0, 1, 0, 1])
+    for index in (0, 1):
+        mine = [item for item in items if shard_of(item[0].key, 2) == index]
+        store.begin_run("r", benchmark="b", dataset="d", spec={}, prompts=prompts, items=mine,
+                        replaces=in_shard(f"{index}/2"))  # fmt: skip
+    assert sorted(i.prompt.id for i in store.run_items("r")) == [f"p{i}" for i in range(8)]
+    edited, edited_items = _plan([1] * 8)
+    again = [item for item in edited_items if shard_of(item[0].key, 2) == 0]
+    store.begin_run("r", benchmark="b", dataset="d", spec={}, prompts=edited, items=again, replaces=in_shard("0/2"))
+    labels = {i.prompt.id: (i.prompt.label, shard_of(i.request_key, 2)) for i in store.run_items("r")}
+    assert len(labels) == 8 and all(label == 1 for label, shard in labels.values() if shard == 0)
+    assert [label for label, shard in labels.values() if shard == 1] == [
+        v for i, v in enumerate([0, 1] * 4) if shard_of(items[i][0].key, 2) == 1
+    ]
+    store.close()

@@ -34,7 +34,7 @@ from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.scorers.verdict import content_sha256, describe, stored_verdict
-from trusteval.shards import shard_plan
+from trusteval.shards import in_shard, shard_plan
 from trusteval.store import STORE_FILENAME, RunItem, Store
 
 CONTROL_TASK = "response_toxicity"  # the scoring task whose scorer rescores the scorer bias control's copies
@@ -288,6 +288,7 @@ def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]
         spec=spec.model_dump(),
         prompts=plan.prompts,
         items=[(i.request, i.model, i.prompt, i.variant) for i in plan.items],
+        replaces=in_shard(spec.shard),
     )
     store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
     identities = {i.model: i.request.model for i in plan.items}

@@ -8,6 +8,7 @@ keeps the run id of the whole run, so `trusteval merge` can put the slices back 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,14 @@ def parse_shard(value: str) -> tuple[int, int]:
 
 def shard_of(request_key: str, count: int) -> int:
     return int(request_key[:16], 16) % count
+
+
+def in_shard(shard: str | None) -> Callable[[str], bool] | None:
+    """Whether a request key is in this shard's slice; None (every key) for a whole run."""
+    if shard is None:
+        return None
+    index, count = parse_shard(shard)
+    return lambda request_key: shard_of(request_key, count) == index
 
 
 def shard_plan(plan: Plan, shard: str | None) -> Plan:

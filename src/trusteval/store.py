@@ -266,13 +266,15 @@ class Store:
         spec: dict[str, Any],
         prompts: Iterable[Prompt],
         items: Iterable[tuple[Request, str, Prompt, dict[str, Any]]],
+        replaces: Callable[[str], bool] | None = None,
     ) -> None:
         """Record a run and its planned requests in one transaction: a run is all there or not at all.
 
         `items` are (request, model spec as the user wrote it, prompt, variant) tuples. Running the same run
-        again replaces its item list, so a run always reflects the data it last planned (an edited data file
-        gives other prompt versions) and its spec as last written (the same run id means the same work; only
-        operational options can differ); stored prompts, answers and scores are never overwritten.
+        again replaces its stored items (those whose request key `replaces` accepts: a shard replaces only
+        its own slice), so a run always reflects the data it last planned (an edited data file gives other
+        prompt versions) and its spec as last written (the same run id means the same work; only operational
+        options can differ); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
         keys: dict[int, str] = {}  # a prompt's content key, hashed once however many items ask it
@@ -286,7 +288,7 @@ class Store:
         prompt_rows = [prompt_row(p, key_of(p)) for p in prompts]
         items = list(items)
         stored = self.conn.execute("SELECT request_key, model, prompt_id FROM run_items WHERE run_id=?", (run_id,))
-        recorded = {tuple(row) for row in stored}
+        recorded = {tuple(row) for row in stored if replaces is None or replaces(row[0])}  # this shard's slice
         resumed = bool(recorded) and recorded == {(r.key, model, key_of(p)) for r, model, p, _ in items}
         if resumed:
             items = []  # a resumed run: its requests and items are stored already, and encoding them is not free
@@ -315,10 +317,18 @@ class Store:
                                  prompt_rows)  # fmt: skip
                 conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
                 if not resumed:
-                    conn.execute("DELETE FROM run_items WHERE run_id = ?", (run_id,))
+                    self._drop_items(run_id, replaces)
                 conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
+
+    def _drop_items(self, run_id: str, replaces: Callable[[str], bool] | None) -> None:
+        if replaces is None:
+            self.conn.execute("DELETE FROM run_items WHERE run_id = ?", (run_id,))
+            return
+        stored = self.conn.execute("SELECT request_key FROM run_items WHERE run_id = ?", (run_id,)).fetchall()
+        stale = [(run_id, key) for (key,) in stored if replaces(key)]
+        self.conn.executemany("DELETE FROM run_items WHERE run_id = ? AND request_key = ?", stale)
 
     def finish_run(self, run_id: str, status: str) -> None:
         self._write("UPDATE runs SET status=?, updated_at=? WHERE run_id=?", [(status, time.time(), run_id)])
