@@ -78,5 +78,7 @@ def describe_dataset(raw: str, context: Any) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     from trusteval.safetext import strip_controls
 
-    print(strip_controls(describe_dataset(args.dataset, data_context(args, os.environ))))
+    context = data_context(args, os.environ)
+    text = describe_dataset(args.dataset, context)
+    print(strip_controls("\n".join([text, *(f"note: {line}" for line in context.unpinned)])))
     return 0
