@@ -209,6 +209,7 @@ def test_a_bad_byte_after_a_bom_is_reported_at_its_own_line_and_offset(
     test_csv = tmp_path / "bom_bad_byte.csv"
     test_csv.write_bytes(b"\xef\xbb\xbf" + body)
     monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(_mirror_with(tmp_path, test_csv, data_dir)))
+    monkeypatch.setenv("TRUSTEVAL_ALLOW_UNPINNED_DATA", "true")  # past the pin check, to the parser
     error = _refused(tmp_path, capsys)
     offset = 3 + body.index(b"\xff")
     assert f"cold/test.csv, line 3: not UTF-8 (byte 0xff at offset {offset})" in error, error
@@ -221,6 +222,7 @@ def test_a_stray_quote_that_merges_two_rows_is_refused(tmp_path, capsys, monkeyp
         ',split,topic,label,TEXT\n0,test,race,0,"他说你好\n1,test,gender,1,第二行"\n2,test,region,0,第三行\n', "utf-8"
     )
     monkeypatch.setenv("TRUSTEVAL_DATA_DIR", str(_mirror_with(tmp_path, test_csv, data_dir)))
+    monkeypatch.setenv("TRUSTEVAL_ALLOW_UNPINNED_DATA", "true")  # past the pin check, to the parser
     error = _refused(tmp_path, capsys)
     assert "cold/test.csv, line 2, field 'TEXT': a quoted field runs on to line 3" in error, error
     _record(figures, "cold mirror: a stray quote merging two rows", True)
@@ -231,7 +233,9 @@ def test_a_quoted_field_with_a_real_line_break_still_loads(tmp_path, data_dir):
     test_csv.write_text(
         ',split,topic,label,TEXT\n0,test,race,0,"第一行\n还是第一条"\n2,test,region,0,第三行\n', "utf-8"
     )
-    prompts = load_dataset("cold", DataContext(data_dir=_mirror_with(tmp_path, test_csv, data_dir))).prompts
+    prompts = load_dataset(
+        "cold", DataContext(data_dir=_mirror_with(tmp_path, test_csv, data_dir), allow_unpinned=True)
+    ).prompts
     assert [p.text for p in prompts] == ["第一行\n还是第一条", "第三行"]
 
 
