@@ -18,6 +18,7 @@ from store_checks import STORE_FILE
 from helpers import cli_env, run_cli
 from trusteval import cli
 from trusteval.data import load_dataset
+from trusteval.data.files import read_records
 from trusteval.data.sources import DataContext
 
 BROKEN = Path(__file__).resolve().parents[1] / "data" / "broken"
@@ -237,6 +238,13 @@ def test_a_quoted_field_with_a_real_line_break_still_loads(tmp_path, data_dir):
         "cold", DataContext(data_dir=_mirror_with(tmp_path, test_csv, data_dir), allow_unpinned=True)
     ).prompts
     assert [p.text for p in prompts] == ["第一行\n还是第一条", "第三行"]
+
+
+def test_free_text_with_commas_on_a_continued_line_is_not_taken_for_merged_rows(tmp_path):
+    # As in ToxicSpans' comments.csv: two columns, a comment running over two lines with one comma in each.
+    path = tmp_path / "comments.csv"
+    path.write_text('id,text\n7,"Ban them, all!\nEvery one, I say."\n8,plain\n', "utf-8")
+    assert [row["text"] for _, row in read_records(path)] == ["Ban them, all!\nEvery one, I say.", "plain"]
 
 
 def test_a_data_error_is_one_line_without_escape_sequences(tmp_path, capsys, figures):

@@ -227,14 +227,23 @@ def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> I
         raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
 
 
+def _shape(cell: str) -> str:
+    if cell.isdigit():
+        return "number"
+    return "token" if cell and not any(c.isspace() for c in cell) else "text"
+
+
 def _refuse_merged_rows(
     path: Path, lines: list[str], first: int, header: list[str], row: list[str], delimiter: str
 ) -> None:
     """A quoted field may hold line breaks, but when every line it spans is a complete row on its own, a stray
     quote has most likely joined rows into one field, and the rows after it would be lost without a word."""
     last = first + len(lines) - 1
-    unquoted = csv.reader((line.rstrip("\r\n") for line in lines), delimiter=delimiter, quoting=csv.QUOTE_NONE)
-    if all(len(fields) == len(header) for fields in unquoted):
+    unquoted = list(csv.reader((line.rstrip("\r\n") for line in lines), delimiter=delimiter, quoting=csv.QUOTE_NONE))
+    # Each spanned line must also start the way this row does (an id of the same shape): free text with the
+    # right number of commas in it (a long comment in a two-column file) is not a row.
+    starts_like_rows = all(_shape(fields[0]) == _shape(row[0]) != "text" for fields in unquoted[1:] if fields)
+    if starts_like_rows and all(len(fields) == len(header) for fields in unquoted):
         field = next((name for name, cell in zip(header, row, strict=True) if "\n" in cell or "\r" in cell), None)
         raise DataError(
             path,
