@@ -60,6 +60,9 @@ RUN_FLAGS = (
         "cache for downloads and trained detectors (default ~/.cache/trusteval)",
     ),
     ("--shard", "shard", str, "run only slice I of N (I/N, e.g. 0/4) into this store; `trusteval merge` joins"),
+    ("--executor", "executor", str, "where generation runs: local (default) or ray (pip install 'trusteval[ray]')"),
+    ("--ray-address", "ray_address", str, "Ray cluster to use with --executor ray (host:port, auto or local)"),
+    ("--ray-workers", "ray_workers", int, "generation workers (model replicas) on Ray (default: one per node)"),
 )
 
 STATUS_NOTES = {

@@ -50,6 +50,9 @@ OPERATIONAL_FIELDS = frozenset(
         "cache_dir",
         "shard",
         "require_valid_scorer",
+        "executor",
+        "ray_address",
+        "ray_workers",
     }
 )
 
@@ -86,6 +89,9 @@ class RunSpec(BaseModel):
     allow_unpinned_data: bool = False  # use mirror files that do not match their pinned sha256 (recorded)
     trust_remote_code: bool = False
     shard: str | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
 
     @field_validator("shard")
     @classmethod

@@ -13,7 +13,7 @@ import random
 import sys
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from trusteval.config import RunSpec, stored_spec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
 from trusteval.leases import CLAIM_AHEAD, Leases
-from trusteval.models import BackendSettings, ModelSpec, check_spec, load_backend, preflight
+from trusteval.models import Backend, BackendSettings, ModelSpec, check_spec, load_backend, preflight
 from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Generation, Request, Score, text_subject
 from trusteval.report.tables import Table, write_tables
@@ -40,6 +40,7 @@ from trusteval.store import STORE_FILENAME, RunItem, Store
 CONTROL_TASK = "response_toxicity"  # the scoring task whose scorer rescores the scorer bias control's copies
 
 LEASE_POLL_S = 0.5  # how often a run waiting on another process's requests looks for their answers
+OpenBackend = Callable[[ModelSpec, BackendSettings], Backend]
 
 
 @dataclass
@@ -154,18 +155,23 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     for model in models.values():
         await preflight(model, settings)
     tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
+    executor = None
     try:
         warnings = validity_warnings(spec, tasks, content_sha256(plan.dataset.prompts))
+        executor = open_executor(spec)  # connects to a Ray cluster before anything is written
         store = Store.open(spec.store_path())
         try:
-            summary = await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress)
+            opener = executor.open if executor else load_backend
+            summary = await _run_stages(spec, benchmark, plan, models, settings, tasks, store, progress, opener)
             for line in warnings:
                 print(f"warning: {one_line(line)}", file=sys.stderr)
-            summary.notes = (*summary.notes, *warnings)
+            summary.notes = (*summary.notes, *warnings, *(executor.notes() if executor else ()))
             return summary
         finally:
             store.close()
     finally:
+        if executor:
+            executor.close()
         for task in tasks:
             if task.close:
                 await task.close()
@@ -199,6 +205,18 @@ def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: 
     return warnings
 
 
+def open_executor(spec: RunSpec) -> Any:
+    """None for the local executor; a RayExecutor (`trusteval.executors.ray_executor`) for `--executor ray`."""
+    if spec.executor == "local":
+        stray = [f for f, v in (("--ray-address", spec.ray_address), ("--ray-workers", spec.ray_workers)) if v]
+        if stray:
+            raise UsageError(f"flag {stray[0]}: only used with --executor ray")
+        return None
+    from trusteval.executors.ray_executor import RayExecutor
+
+    return RayExecutor(spec.ray_address, spec.ray_workers)
+
+
 async def _run_stages(
     spec: RunSpec,
     benchmark: Benchmark,
@@ -208,10 +226,13 @@ async def _run_stages(
     tasks: list[ScoringTask],
     store: Store,
     progress: ProgressSink,
+    open_backend: OpenBackend = load_backend,
 ) -> RunSummary:
     record_run(store, spec, plan, tasks)
     try:
-        return await _generate_score_report(spec, benchmark, plan, models, settings, tasks, store, progress)
+        return await _generate_score_report(
+            spec, benchmark, plan, models, settings, tasks, store, progress, open_backend
+        )
     except BaseException:  # Ctrl-C, a backend that gave up: the run is resumable, not running
         release_run(store, spec.run_id)
         raise
@@ -226,11 +247,12 @@ async def _generate_score_report(
     tasks: list[ScoringTask],
     store: Store,
     progress: ProgressSink,
+    open_backend: OpenBackend = load_backend,
 ) -> RunSummary:
     run_id = spec.run_id
     summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
     clock = time.monotonic()
-    await generate_stage(store, plan, models, settings, progress, summary)
+    await generate_stage(store, plan, models, settings, progress, summary, open_backend=open_backend)
     timings = {"generate": time.monotonic() - clock}
     items = store.run_items(run_id)
     for task in tasks:
@@ -311,6 +333,8 @@ async def generate_stage(
     settings: BackendSettings,
     progress: ProgressSink,
     summary: RunSummary,
+    *,
+    open_backend: OpenBackend = load_backend,
 ) -> None:
     stored = store.stored_generation_keys(i.request.key for i in plan.items)
     pending: dict[str, dict[str, Request]] = {}
@@ -322,7 +346,7 @@ async def generate_stage(
     progress.start("generate", sum(len(r) for r in pending.values()))
     async with Leases(store) as leases:
         for raw_model, requests in pending.items():
-            backend = load_backend(models[raw_model], settings)
+            backend = open_backend(models[raw_model], settings)
             try:
                 await _generate_with(backend, list(requests.values()), store, leases, progress, summary)
             finally:
