@@ -34,7 +34,6 @@ from trusteval.records import NON_TOXIC, TOXIC, Prompt
 from trusteval.specs import Spec
 
 NAME = "toxicspans"
-RAW_FILES = ("raw/comments.csv", "raw/annotations.csv", "raw/spans.csv")
 SEMEVAL_SPLITS = {"train": "SemEval2021/tsd_train.csv", "trial": "SemEval2021/tsd_trial.csv",
                   "test": "SemEval2021/tsd_test.csv"}  # fmt: skip
 SPAN_CLASSES = {
