@@ -99,7 +99,7 @@ async def judge_repeats(judge: Any, pairs: list[tuple[str, str]], repeats: int, 
 
     subjects = [text_subject(prompt, response) for prompt, response in pairs]
     values = np.full((len(pairs), repeats), np.nan)
-    counts = {"calls": 0, "unparsed": 0, "errors": 0, "first_error": None}
+    counts: dict[str, Any] = {"calls": 0, "unparsed": 0, "errors": 0, "first_error": None}
     for repeat in range(repeats):
         current = judge.with_seed(repeat)
         store.register_scorer(current.id, current.describe())
