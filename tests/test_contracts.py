@@ -156,6 +156,7 @@ DATASET_CASES: dict[str, tuple[Callable[[Path], str], str, str, Callable[[Path],
         "path",
         lambda d: f"social-chem-101?path={_copy_header(d)}",
     ),
+    "hf": (lambda d: _saved_hf(d), "splt", "split", None),
     "file": (
         lambda d: f"file:{_csv(d, [['text', 'label'], ['hello', '0'], ['you idiot', '1']])}?lang=en",
         "labl",
@@ -163,6 +164,14 @@ DATASET_CASES: dict[str, tuple[Callable[[Path], str], str, str, Callable[[Path],
         lambda d: f"file:{_csv(d, [['text', 'label']])}?lang=en",
     ),
 }
+
+
+def _saved_hf(folder: Path) -> str:
+    from datasets import Dataset
+
+    saved = folder / "saved"
+    Dataset.from_dict({"text": ["hello", "you idiot"], "label": [0, 1]}).save_to_disk(str(saved))
+    return f"hf:{saved}?lang=en"
 
 
 def _copy_header(folder: Path) -> Path:
