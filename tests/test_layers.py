@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "models": 2, "data": 2, "scorers": 2, "metrics": 2,
     "benchmarks": 3,
     "pipeline": 4, "report": 4, "translation": 4,
-    "commands": 5, "cli": 5, "__main__": 5, "__init__": 5,
+    "commands": 5, "cli": 5, "api": 5, "__main__": 5, "__init__": 5,
 }  # fmt: skip
 
 # (importing module, imported module) pairs that break the layering today, each with the reason it stays.
@@ -41,6 +41,18 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("trusteval.scorers.validation", "trusteval.report.tables"): (
         "report_tables() builds report Tables lazily; it belongs in report/ or commands/scorers.py"
     ),
+    ("trusteval.commands.tables", "trusteval.cli"): (
+        "_samples() (the --samples parser) lives in cli.py, which another branch was editing; move it to commands/"
+    ),
+    ("trusteval.cli", "trusteval.commands"): "the other half of the cycle above; cli registers the commands",
+    # Merged from other branches while this test was being written; each is to be fixed, not kept:
+    ("trusteval.metrics", "trusteval.api"): "metrics/__init__ makes the package callable as the API's metrics()",
+    ("trusteval.pipeline", "trusteval.api"): "pipeline takes run_coroutine from api; it belongs in pipeline",
+    ("trusteval.commands.compare", "trusteval.cli"): "a private cli helper, as in commands/tables.py",
+    ("trusteval.pipeline", "trusteval.report"): "pipeline writes report tables and plots (cycle with the next three)",
+    ("trusteval.report.compare", "trusteval.pipeline"): "report reads results through pipeline.report",
+    ("trusteval.report.html_data", "trusteval.pipeline"): "report reads results through pipeline.report",
+    ("trusteval.report.trustgpt_collect", "trusteval.pipeline"): "report reads results through pipeline.report",
     ("trusteval.shards", "trusteval.benchmarks.base"): (
         "type-only import of Plan for shard_plan(); config imports parse_shard from here, so the module sits "
         "at the config layer; the fix splits shard_plan() out to the pipeline layer"
