@@ -62,7 +62,7 @@ def _zh_inputs(folder: Path) -> tuple[str, Path]:
 
 def _user_prompts(benchmark: str, options: dict[str, str]) -> list[str]:
     """The exact user messages a benchmark sends, from its own plan, so the replay file answers every one."""
-    spec = RunSpec(benchmark=benchmark, models=["replay:x"], seeds=[42], options=options)
+    spec = RunSpec(benchmark=benchmark, models=["default"], seeds=[42], options=options)
     data = DataContext(data_dir=Path(os.environ["TRUSTEVAL_DATA_DIR"]))
     plan = BENCHMARKS.get(benchmark)(spec).plan(data)
     prompts = [dict(item.request.messages)["user"] for item in plan.items]
