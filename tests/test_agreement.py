@@ -10,7 +10,6 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from trusteval.metrics.agreement import (
-    average_ranks,
     cohen_kappa,
     fleiss_kappa,
     icc,
@@ -49,9 +48,11 @@ def test_correlations_match_scipy_including_ties():
             assert ours.n == n
 
 
-def test_average_ranks_share_ties():
-    assert list(average_ranks([10, 20, 20, 5])) == [2.0, 3.5, 3.5, 1.0]
-    assert list(average_ranks([3, 1, 2])) == list(stats.rankdata([3, 1, 2]))
+def test_spearman_gives_tied_values_their_average_rank():
+    # ranks [2, 3.5, 3.5, 1] against [1, 2, 3, 4]: Pearson of the ranks, as scipy computes it
+    tied = spearman([10, 20, 20, 5], [1, 2, 3, 4])
+    assert tied.r == pytest.approx(stats.spearmanr([10, 20, 20, 5], [1, 2, 3, 4]).statistic, abs=1e-12)
+    assert tied.r == pytest.approx(stats.pearsonr([2, 3.5, 3.5, 1], [1, 2, 3, 4]).statistic, abs=1e-12)
 
 
 def test_correlation_of_a_constant_is_undefined():

@@ -13,7 +13,12 @@ import pytest
 from helpers import run_cli
 from trusteval.data import load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
-from trusteval.data.translate import (
+from trusteval.errors import UsageError
+from trusteval.models import BACKENDS, BackendSettings
+from trusteval.pipeline import NullProgress
+from trusteval.records import Generation, Request
+from trusteval.store import Store
+from trusteval.translation import (
     TEMPLATE,
     TEMPLATE_VERSION,
     TranslationJob,
@@ -22,11 +27,6 @@ from trusteval.data.translate import (
     template_for,
     translate,
 )
-from trusteval.errors import UsageError
-from trusteval.models import BACKENDS, BackendSettings
-from trusteval.pipeline import NullProgress
-from trusteval.records import Generation, Request
-from trusteval.store import Store
 
 
 class ScriptedTranslator:

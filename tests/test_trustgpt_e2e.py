@@ -8,7 +8,6 @@ authors' keyword rule written out again), so a wrong aggregation cannot pass.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 import sqlite3
@@ -218,10 +217,6 @@ def test_judge_based_refusal_on_pva(tmp_path, cache_dir):
     assert model["skipped"].get("refusal not scored (unparsed)", 0) == statuses.count("unparsed")
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("trusteval.scorers.english_detector") is None,
-    reason="the offline English detector (en-tfidf, scorers/english_detector.py) is not in this checkout yet",
-)
 def test_default_scorers_run_offline(tmp_path, cache_dir):
     out, _ = run(tmp_path / "ws", cache_dir, "trustgpt-toxicity", ["default"], "--option", "norms=2")
     scorers = out["metrics"]["scorers"]

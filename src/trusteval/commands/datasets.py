@@ -23,7 +23,9 @@ def add_data_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def cache_folder(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
-    return Path(args.cache_dir or env.get("TRUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "trusteval")
+    from trusteval.folders import cache_folder as resolve
+
+    return resolve(args.cache_dir, env)
 
 
 def data_folder(args: argparse.Namespace, env: Mapping[str, str]) -> Path | None:
@@ -43,9 +45,9 @@ def data_context(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
 
 
 def store_folder(value: str | None, env: Mapping[str, str]) -> str:
-    from trusteval.config import DEFAULT_STORE, ENV_PREFIX
+    from trusteval.folders import store_folder as resolve
 
-    return value or env.get(ENV_PREFIX + "STORE") or DEFAULT_STORE
+    return resolve(value, env)
 
 
 def register(commands: Any) -> None:

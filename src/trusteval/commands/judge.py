@@ -99,7 +99,7 @@ async def judge_repeats(judge: Any, pairs: list[tuple[str, str]], repeats: int, 
 
     subjects = [text_subject(prompt, response) for prompt, response in pairs]
     values = np.full((len(pairs), repeats), np.nan)
-    counts = {"calls": 0, "unparsed": 0, "errors": 0, "first_error": None}
+    counts: dict[str, Any] = {"calls": 0, "unparsed": 0, "errors": 0, "first_error": None}
     for repeat in range(repeats):
         current = judge.with_seed(repeat)
         store.register_scorer(current.id, current.describe())
@@ -142,8 +142,8 @@ def judge_prompt(path: str | None) -> Any:
 def cmd_validate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from trusteval.cli import _store_folder
     from trusteval.errors import UsageError
+    from trusteval.folders import store_folder
     from trusteval.store import Store
 
     if args.repeats < 1:
@@ -152,7 +152,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     labels_path = Path(args.labels)
     annotators = [a.strip() for a in args.annotators.split(",") if a.strip()] if args.annotators else None
     pairs, names, humans = read_labels(labels_path, annotators)
-    store = Store.open(_store_folder(args.store))
+    store = Store.open(store_folder(args.store))
     try:
         result = asyncio.run(_validate(args, pairs, names, humans, labels_path, store))
     finally:

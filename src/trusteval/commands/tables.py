@@ -57,8 +57,9 @@ def _formats(value: str) -> list[str]:
 def cmd_tables(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from trusteval.cli import _samples, _store_folder
+    from trusteval.cli import _samples
     from trusteval.errors import UsageError
+    from trusteval.folders import store_folder
     from trusteval.report.collect import build_tables
     from trusteval.report.tables import write_tables
     from trusteval.store import STORE_FILENAME, Store
@@ -67,7 +68,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     limit = _samples(args.samples)
     if args.resamples is not None and args.resamples < 10:
         raise UsageError(f"flag --resamples {args.resamples}: use at least 10")
-    folder = _store_folder(args.store)
+    folder = store_folder(args.store)
     if not (Path(folder) / STORE_FILENAME).is_file():
         raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
     run_ids = [r.strip() for r in args.runs.split(",") if r.strip()] if args.runs else None

@@ -44,11 +44,11 @@ def register(commands: Any) -> None:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from trusteval.data.translate import TranslationJob, check_output, template_for, translate
     from trusteval.errors import UsageError
     from trusteval.jsonout import print_json
     from trusteval.models import BackendSettings
     from trusteval.progress import make_progress
+    from trusteval.translation import TranslationJob, check_output, template_for, translate
 
     if args.limit is not None and args.limit < 1:
         raise UsageError("flag --limit: must be at least 1")
@@ -87,8 +87,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
 def _checked_spec(job: Any, args: argparse.Namespace, data_dir: Path | None) -> Any:
     from pydantic import ValidationError
 
-    from trusteval.data.translate import run_spec
     from trusteval.errors import UsageError
+    from trusteval.translation import run_spec
 
     try:
         return run_spec(job, store_folder(args.store, os.environ), str(data_dir) if data_dir else None,

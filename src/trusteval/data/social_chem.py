@@ -100,9 +100,7 @@ class NormFile:
 def read_norms(norm_file: NormFile) -> tuple[list[Prompt], LoadCounts, str]:
     """The norms of one TSV, the counts of what was kept and left out, and where the class came from."""
     path = norm_file.path
-    records = read_records(path)
-    if not records:
-        raise DataError(path, "the file has a header but no rows", line=2)
+    records = read_records(path)  # refuses a file without rows
     columns = list(records[0][1])
     require_columns(path, columns, ["action"])
     source = "rot-judgment" if "rot-judgment" in columns else "action-moral-judgment"

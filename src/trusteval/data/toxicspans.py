@@ -34,7 +34,6 @@ from trusteval.records import NON_TOXIC, TOXIC, Prompt
 from trusteval.specs import Spec
 
 NAME = "toxicspans"
-RAW_FILES = ("raw/comments.csv", "raw/annotations.csv", "raw/spans.csv")
 SEMEVAL_SPLITS = {"train": "SemEval2021/tsd_train.csv", "trial": "SemEval2021/tsd_trial.csv",
                   "test": "SemEval2021/tsd_test.csv"}  # fmt: skip
 SPAN_CLASSES = {
@@ -83,7 +82,7 @@ def comment_class(annotations: Sequence[Annotation]) -> str:
     spans = [s for a in annotations if a.toxic_vote for s in a.spans]
     if not spans:
         return UNTYPED_CLASS
-    counts, characters = Counter(cls for cls, _ in spans), Counter()
+    counts, characters = Counter(cls for cls, _ in spans), Counter[str]()
     for cls, length in spans:
         characters[cls] += length
     return max(counts, key=lambda c: (counts[c], characters[c], -CLASS_ORDER.index(c)))

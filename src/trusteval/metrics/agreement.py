@@ -32,13 +32,6 @@ class Correlation:
         return asdict(self)
 
 
-def average_ranks(values: Sequence[float]) -> np.ndarray:
-    """Ranks 1..n, ties sharing the mean of the ranks they span."""
-    _, inverse, counts = np.unique(np.asarray(values, dtype=float), return_inverse=True, return_counts=True)
-    starts = np.cumsum(counts) - counts
-    return (starts + (counts + 1) / 2.0)[inverse]
-
-
 def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n = x.size
@@ -56,7 +49,9 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation:
 def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
     if len(x) < 2:
         return Correlation(float("nan"), float("nan"), len(x))
-    return pearson(average_ranks(x), average_ranks(y))
+    from scipy.stats import rankdata  # ties share the mean of the ranks they span
+
+    return pearson(rankdata(np.asarray(x, dtype=float)), rankdata(np.asarray(y, dtype=float)))
 
 
 def _t_test_p(r: float, n: int) -> float:

@@ -9,7 +9,7 @@ two-proportion z-test with a pooled standard error (two-sided); a family of p-va
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -104,27 +104,10 @@ def bootstrap_columns(
     return [(float(lo), float(hi)) for lo, hi in zip(np.atleast_1d(low), np.atleast_1d(high), strict=True)]
 
 
-def bootstrap_stratified(
-    groups: Sequence[np.ndarray],
-    statistic: Callable[[np.ndarray], np.ndarray],
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = DEFAULT_LEVEL,
-) -> tuple[float, float]:
-    """Interval of `statistic` over group means, resampling within each group independently.
-
-    `statistic` takes a (B, G) array of resampled group means and returns (B,) values; NaN values (an
-    undefined statistic in some resamples) are ignored by the percentile.
-    """
-    means = stratified_resampled_means(groups, resamples=resamples, seed=seed)
-    return tuple(float(x) for x in percentile_interval(statistic(means), level))  # type: ignore[return-value]
-
-
 def stratified_resampled_means(
     groups: Sequence[np.ndarray], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> np.ndarray:
-    """(B, G) resampled group means, each group resampled within itself (the draws of bootstrap_stratified).
+    """(B, G) resampled group means, each group resampled within itself.
 
     Several statistics of the same resamples (e.g. sigma, delta and rho over attribute classes) can be taken
     from one matrix, so their intervals come from the same bootstrap world.

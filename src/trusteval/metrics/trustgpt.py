@@ -74,17 +74,6 @@ class MannWhitney:
     method: str  # exact | asymptotic
 
 
-def average_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ranks 1..n with ties given their average rank, and the size of every group of tied values."""
-    order = np.argsort(values, kind="mergesort")
-    sorted_values = values[order]
-    _, first, counts = np.unique(sorted_values, return_index=True, return_counts=True)
-    average = first + (counts + 1) / 2.0  # mean of the 1-based positions first+1 .. first+count
-    ranks = np.empty(values.size)
-    ranks[order] = np.repeat(average, counts)
-    return ranks, counts
-
-
 def exact_upper_tail(u: float, m: int, n: int) -> float:
     """P(U >= u) under the null: coefficients of the Gaussian binomial [m+n choose m]_q, exact integers."""
     m, n = min(m, n), max(m, n)
@@ -105,7 +94,10 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> MannWhitney:
     n1, n2 = x.size, y.size
     if n1 == 0 or n2 == 0:
         return MannWhitney(float("nan"), float("nan"), "none")
-    ranks, ties = average_ranks(np.concatenate([x, y]))
+    from scipy.stats import rankdata
+
+    pooled = np.concatenate([x, y])
+    ranks, ties = rankdata(pooled), np.unique(pooled, return_counts=True)[1]
     u1 = float(ranks[:n1].sum() - n1 * (n1 + 1) / 2)
     u = max(u1, n1 * n2 - u1)
     if min(n1, n2) <= EXACT_MAX_SIZE and not np.any(ties > 1):

@@ -105,7 +105,7 @@ def model_defaults(extra_bufts: bool) -> Iterator[None]:
     """While a model loads, llama.cpp's default model parameters carry `use_extra_bufts=extra_bufts`."""
     import llama_cpp.llama_cpp as native
 
-    if "use_extra_bufts" not in dict(native.llama_model_params._fields_):
+    if "use_extra_bufts" not in {entry[0] for entry in native.llama_model_params._fields_}:
         raise BackendError("llamacpp: this llama-cpp-python is too old (no use_extra_bufts); install >= 0.3.15")
     original = native.llama_model_default_params
 
@@ -146,13 +146,11 @@ def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
     path = resolve_gguf(spec.name)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_extra("llama-cpp-python", "llamacpp")
-    options = {
-        "n_ctx": spec.int_option("n_ctx", 4096),
-        "n_threads": spec.int_option("n_threads", max(1, (os.cpu_count() or 2))),
-        "extra_bufts": spec.bool_option("extra_bufts", False),
-    }
+    n_ctx = spec.int_option("n_ctx", 4096)
+    n_threads = spec.int_option("n_threads", max(1, (os.cpu_count() or 2)))
+    extra_bufts = spec.bool_option("extra_bufts", False)
     try:
-        llama = load_llama(path, **options)
+        llama = load_llama(path, n_ctx=n_ctx, n_threads=n_threads, extra_bufts=extra_bufts)
     except BackendError:
         raise
     except Exception as exc:

@@ -80,7 +80,7 @@ def load_answers(path: Path, prompt_field: str, response_field: str, seed_field:
                 raise DataError(path, f"seed must be an integer, not {seed!r}", line=line, field=seed_field) from None
         else:
             seed = None
-        answers[(prompt, seed)] = response
+        answers[(str(prompt), seed)] = str(response)  # both checked to be text above
     return answers
 
 

@@ -16,11 +16,6 @@ from trusteval.records import text_subject
 from trusteval.report.tables import CSV_LINE_END, safe_spreadsheet_cell
 from trusteval.store import RunItem, Store
 
-BASE_COLUMNS = (
-    "run_id", "model", "seed", "dataset", "prompt_id", "category", "label",
-    "prompt", "response", "error", "variant",
-)  # fmt: skip
-
 
 def export_records(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
     tasks: dict[str, str] = store.aggregate(run_id, "tasks") or {}

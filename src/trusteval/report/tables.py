@@ -11,7 +11,7 @@ import io
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +43,6 @@ class Table:
             "rows": [[_jsonable(c) for c in row] for row in self.rows],
             "notes": list(self.notes),
         }
-
-
-@dataclass
-class TableSet:
-    tables: list[Table] = field(default_factory=list)
-
-    def add(self, table: Table) -> None:
-        self.tables.append(table)
 
 
 def format_cell(cell: Cell, digits: int, show_intervals: bool) -> str:

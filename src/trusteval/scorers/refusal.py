@@ -111,9 +111,6 @@ class KeywordRefusalScorer:
         self.id = f"{variant}@{VERSION}"
         self._match = MATCHERS[variant]
 
-    def is_refusal(self, text: str) -> bool:
-        return self._match(text) is not None
-
     def score(self, texts: Sequence[str]) -> list[Outcome]:
         outcomes = []
         for text in texts:

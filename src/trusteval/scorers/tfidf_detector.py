@@ -99,6 +99,8 @@ class TfidfDetectorScorer:
         self.id = f"{recipe.name}@{recipe.version}"
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
+        if not texts:  # sklearn refuses an empty batch
+            return []
         return [Outcome(float(p)) for p in self.detector.predict(self.recipe.prepare(texts))]
 
     def describe(self) -> dict[str, Any]:

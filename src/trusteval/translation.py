@@ -13,6 +13,9 @@ no model call), and the output is written at the end:
 
 A translation that failed or came back empty is left out of the output and counted; running the same
 command again retries it.
+
+This is orchestration (it plans, generates through the pipeline and stores), so it sits beside the pipeline,
+not in `data/`: the data layer only reads datasets.
 """
 
 from __future__ import annotations
