@@ -227,9 +227,11 @@ BENCHMARK_CASES: dict[str, tuple[dict[str, Any], str | None, str | None]] = {
 
 
 @pytest.mark.parametrize("name", BENCHMARKS.names())
-def test_benchmark_contract(name: str, data_dir: Path, store: Store) -> None:
+def test_benchmark_contract(name: str, data_dir: Path, store: Store, tmp_path: Path) -> None:
     fields, typo, known = BENCHMARK_CASES[name]
-    base = {"benchmark": name, "models": ["replay:x"], "seeds": [42], **fields}
+    answers = tmp_path / "answers.jsonl"  # a replay model's identity includes its file's hash: the file must exist
+    answers.write_text('{"prompt": "p", "response": "r"}\n', "utf-8")
+    base = {"benchmark": name, "models": [f"replay:{answers}"], "seeds": [42], **fields}
     bad_options = {**base.get("options", {}), typo or "bogus": "1"}
     with pytest.raises(UsageError, match=f"Did you mean '{known}'" if known else "takes no --option"):
         BENCHMARKS.get(name)(RunSpec(**{**base, "options": bad_options}))
