@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "store": 1, "store_rows": 1, "config": 1, "registry": 1, "specs": 1, "run_owner": 1, "leases": 1, "merge": 1,
     "shards": 1, "folders": 1,
     "models": 2, "data": 2, "scorers": 2, "metrics": 2,
-    "benchmarks": 3,
+    "benchmarks": 3, "executors": 3,
     "pipeline": 4, "report": 4, "translation": 4,
     "commands": 5, "cli": 5, "api": 5, "__main__": 5, "__init__": 5,
 }  # fmt: skip
