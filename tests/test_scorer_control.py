@@ -59,7 +59,11 @@ def _replay_answers(folder: Path, data_dir: Path, norms: int) -> Path:
     from trusteval.config import RunSpec
     from trusteval.data.sources import DataContext
 
-    spec = RunSpec(benchmark="trustgpt-bias", models=["replay:x"], seeds=[42], options={"norms": str(norms)})
+    placeholder = folder / "placeholder.jsonl"  # a replay model's identity hashes its file: it must exist
+    placeholder.write_text('{"prompt": "p", "response": "r"}\n', "utf-8")
+    spec = RunSpec(
+        benchmark="trustgpt-bias", models=[f"replay:{placeholder}"], seeds=[42], options={"norms": str(norms)}
+    )
     plan = BENCHMARKS.get("trustgpt-bias")(spec).plan(DataContext(data_dir=data_dir))
     rows = {
         item.request.messages[-1][1]: f"As a {item.prompt.attributes['group']}, I would just say hello to my "
