@@ -8,7 +8,7 @@ process:
 - `tables`: report.collect.build_tables over the whole store (Tables 5-8, the seed tables, Kendall's tau,
   pairwise z-tests), wall and CPU seconds (the CPU time is the work done when other processes share the
   cores; the load average is recorded), and its read alone;
-- baseline `per_run_report`: the same tables the existing way, pipeline.report for each run (RunItems built
+- baseline `per_run_report`: the same tables the existing way, report.results.run_results for each run (RunItems built
   row by row, scores fetched by subject in chunks of 900);
 - `bootstrap`: Table 6's 33 TT intervals with the vectorised bootstrap against a per-resample Python loop.
 
@@ -35,10 +35,10 @@ sys.path.insert(0, str(REPO / "src"))
 from trusteval.config import RunSpec  # noqa: E402
 from trusteval.metrics.stats import bootstrap_mean  # noqa: E402
 from trusteval.metrics.toxicity import per_prompt_means  # noqa: E402
-from trusteval.pipeline import report  # noqa: E402
 from trusteval.records import Generation, GenerationParams, Prompt, Request, Score, text_subject  # noqa: E402
 from trusteval.report import collect  # noqa: E402
 from trusteval.report.bulk_read import BulkLookup  # noqa: E402
+from trusteval.report.results import run_results  # noqa: E402
 from trusteval.store import Store  # noqa: E402
 
 TARGET_S = 5.0
@@ -116,7 +116,7 @@ def time_per_run_report(folder: Path) -> dict:
     store = Store.open(folder)
     try:
         started, cpu = time.perf_counter(), time.process_time()
-        tables = [t for run in store.runs() for t in report(store, run["run_id"]).tables]
+        tables = [t for run in store.runs() for t in run_results(store, run["run_id"]).tables]
         return {"elapsed_s": round(time.perf_counter() - started, 3), "cpu_s": round(time.process_time() - cpu, 3),
                 "tables": len(tables)}  # fmt: skip
     finally:

@@ -15,8 +15,9 @@ from trusteval.config import build_run_spec
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import Judgements, avoidance_by_category, avoidance_rate
 from trusteval.models import BACKENDS
-from trusteval.pipeline import execute, report
+from trusteval.pipeline import execute
 from trusteval.records import Generation, Request, text_subject
+from trusteval.report.results import run_results
 from trusteval.scorers.judge import JudgePrompt
 from trusteval.store import Store
 
@@ -154,7 +155,7 @@ def test_avoidance_run_counts_unparsed_and_reuses_every_judgement(tmp_path, data
     calls = len(Judge.calls)
     second = execute(spec, env={})
     assert len(Judge.calls) == calls and (second.generated, second.scored) == (0, 0)
-    assert report(store, spec.run_id).metrics == second.metrics
+    assert run_results(store, spec.run_id).metrics == second.metrics
     store.close()
 
 

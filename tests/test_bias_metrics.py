@@ -146,7 +146,7 @@ def test_bias_refuses_a_selection_with_one_class_before_anything_is_stored(tmp_p
     from trusteval.benchmarks.trusteval_bias import TrustEvalBias
     from trusteval.config import build_run_spec
     from trusteval.errors import UsageError
-    from trusteval.pipeline import data_context
+    from trusteval.pipeline.prepare import data_context
 
     flags = {"benchmark": "trusteval-bias", "dataset": "cold?topics=race", "limit": 5, "store": str(tmp_path / "ws"),
              "data_dir": str(data_dir), "cache_dir": str(cache_dir)}  # fmt: skip

@@ -24,7 +24,7 @@ from trusteval.data import DATASETS, LoadedDataset, load_dataset
 from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
 from trusteval.models import BACKENDS, BackendSettings, ModelSpec, load_backend
-from trusteval.pipeline import record_run
+from trusteval.pipeline.run import record_run
 from trusteval.records import Generation, GenerationParams, Request, Score, text_subject
 from trusteval.scorers import SCORERS, ScorerContext, load_scorer
 from trusteval.store import Store

@@ -150,7 +150,7 @@ def test_scorer_validation_note_is_printed_under_tables_5_to_8(store_with_runs, 
     """A real validation of the scorer on 200 COLD prompts, stored; every table over cold prints it."""
     from trusteval.data import load_dataset, sample_prompts
     from trusteval.data.sources import DataContext
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
     from trusteval.scorers import ScorerContext, load_scorer
     from trusteval.scorers.validation import evaluate, score_prompts, store_report, validation_note
 
@@ -162,7 +162,7 @@ def test_scorer_validation_note_is_printed_under_tables_5_to_8(store_with_runs, 
         values = score_prompts(scorer, prompts, store)
         store_report(store, evaluate(scorer.id, "cold", 0.5, prompts, values, scorer.describe()), "cold")
         note = validation_note(store, scorer.id, "cold")
-        own_run = report(store, summaries["trusteval-toxicity"].run_id)
+        own_run = run_results(store, summaries["trusteval-toxicity"].run_id)
     finally:
         store.close()
     assert note is not None and note.startswith("Scorer validity of cold-tfidf@2 on cold (n=200): ROC AUC 0.")

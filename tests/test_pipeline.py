@@ -9,8 +9,9 @@ import pytest
 
 from trusteval.config import build_run_spec
 from trusteval.models import BACKENDS
-from trusteval.pipeline import execute, report
+from trusteval.pipeline import execute
 from trusteval.records import Generation, Request
+from trusteval.report.results import run_results
 from trusteval.store import Store
 
 
@@ -70,7 +71,7 @@ def test_failed_requests_are_counted_then_retried_by_the_next_run(tmp_path, data
     spec = _spec(tmp_path, data_dir, cache_dir)
     store = Store.open(spec.store)
     from trusteval.data import load_dataset, sample_stratified
-    from trusteval.pipeline import data_context
+    from trusteval.pipeline.prepare import data_context
 
     prompts, _ = sample_stratified(load_dataset("cold", data_context(spec)).prompts, 10, 0)
     store.close()
@@ -89,7 +90,7 @@ def test_failed_requests_are_counted_then_retried_by_the_next_run(tmp_path, data
     store = Store.open(spec.store)
     assert store.count("generations") == 40
     assert store.run_info(spec.run_id)["status"] == "complete"
-    stored = report(store, spec.run_id)
+    stored = run_results(store, spec.run_id)
     store.close()
     assert stored.metrics == third.metrics
 

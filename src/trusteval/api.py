@@ -13,14 +13,13 @@ pandas is needed for the DataFrames: pip install 'trusteval[api]'.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import os
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from trusteval.asyncrun import run_coroutine
 from trusteval.errors import UsageError, missing_extra
 
 if TYPE_CHECKING:
@@ -29,18 +28,6 @@ if TYPE_CHECKING:
     from trusteval.config import RunSpec
     from trusteval.pipeline import RunSummary
     from trusteval.store import Store
-
-T = TypeVar("T")
-
-
-def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run`, also from inside a running loop (a notebook cell), where it uses a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="trusteval-run") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _pandas() -> Any:
@@ -110,12 +97,12 @@ def _flatten(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str
 
 def metrics(store: Any, run_id: str) -> pd.DataFrame:
     """A run's metrics, one row each: model (when the metric is per model), metric path, value, low, high, n."""
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
 
     pandas = _pandas()
     with _opened(store) as opened:
         _check(opened, run_id)
-        found = report(opened, run_id).metrics
+        found = run_results(opened, run_id).metrics
     records = []
     for path, numbers in _flatten(found):
         model = path[1] if len(path) > 1 and path[0] == "models" else None

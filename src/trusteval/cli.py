@@ -249,7 +249,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from trusteval.errors import UsageError
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
     from trusteval.report.tables import print_tables, write_tables
     from trusteval.run_owner import run_status
 
@@ -259,7 +259,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         for other in run_ids[1:]:
             _check_run(store, other)
-        found = {r: report(store, r) for r in run_ids}
+        found = {r: run_results(store, r) for r in run_ids}
         statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
         timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
         if args.html:
@@ -279,7 +279,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             if times:
                 print("stage times (latest invocation): " + ", ".join(f"{k} {v:.2f} s" for k, v in times.items()))
     if args.out:
-        from trusteval.pipeline import plot_notes
+        from trusteval.pipeline.run import plot_notes
 
         notes: list[str] = []
         for r, results in found.items():

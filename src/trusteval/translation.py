@@ -118,7 +118,9 @@ async def translate(
     """Plan, generate (resumable, through the pipeline's generate stage), then write the output files."""
     from trusteval.benchmarks.base import Plan, plan_requests, render_messages
     from trusteval.models import check_spec, preflight
-    from trusteval.pipeline import RunSummary, generate_stage, record_run
+    from trusteval.pipeline.generate import generate_stage
+    from trusteval.pipeline.run import record_run
+    from trusteval.pipeline.summary import RunSummary
     from trusteval.store import Store
 
     check_output(job.output)

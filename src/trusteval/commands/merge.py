@@ -51,9 +51,9 @@ def _missing_text(outcome: dict[str, Any]) -> str:
 
 def _finish_run(store: Any, run_id: str, missing: list[str]) -> dict[str, Any]:
     """Recompute the joined run's metrics and tables from its rows; a run with shards missing is incomplete."""
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
 
-    results = report(store, run_id)
+    results = run_results(store, run_id)
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
     if missing:

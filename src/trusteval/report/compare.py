@@ -133,7 +133,7 @@ def paired_rows(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str], 
 
 
 def compare_runs(store: Store, run_a: str, run_b: str, resamples: int = 2000) -> Comparison:
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
 
     for run_id in (run_a, run_b):
         if store.run_info(run_id) is None:
@@ -141,7 +141,7 @@ def compare_runs(store: Store, run_a: str, run_b: str, resamples: int = 2000) ->
     spec_a, spec_b = (store.run_info(r)["spec"] for r in (run_a, run_b))
     pairs = pair_models(list(spec_a["models"]), list(spec_b["models"]))
     rows = paired_rows(store, run_a, run_b, pairs, resamples)
-    rows += stored_rows(report(store, run_a).metrics, report(store, run_b).metrics, pairs)
+    rows += stored_rows(run_results(store, run_a).metrics, run_results(store, run_b).metrics, pairs)
     if not rows:
         raise UsageError(f"runs {run_a} and {run_b} share no metric (different benchmarks?)")
     return Comparison(run_a, run_b, pairs, rows)

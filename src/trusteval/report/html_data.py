@@ -200,12 +200,12 @@ def _version() -> str:
 
 def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = None) -> ReportDoc:
     """The report of runs: each run's header, tables, figures and samples (`trusteval report --html`)."""
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
 
     doc = ReportDoc(title="trusteval report: " + ", ".join(run_ids), runs=[], tables=[], figures=[], samples=[],
                     version=_version())  # fmt: skip
     for run_id in run_ids:
-        results = report(store, run_id)
+        results = run_results(store, run_id)
         facts = run_facts(store, run_id)
         samples = list(run_samples(store, run_id))
         count_outcomes(facts, samples)

@@ -59,11 +59,11 @@ def find_groups(store: Store, benchmark: str | None, dataset: str | None, run_id
 
 
 def group_tables(store: Store, group: TrustGPTGroup) -> tuple[list[Table], dict[str, Any]]:
-    from trusteval.pipeline import report
+    from trusteval.report.results import run_results
 
     by_run: dict[str, Any] = {}
     for run_id in dict.fromkeys(group.models.values()):
-        by_run[run_id] = report(store, run_id)
+        by_run[run_id] = run_results(store, run_id)
     latest = by_run[next(iter(by_run))]
     merged = {**latest.metrics, "models": {m: by_run[r].metrics["models"][m] for m, r in group.models.items()
                                            if m in by_run[r].metrics.get("models", {})}}  # fmt: skip

@@ -1,0 +1,116 @@
+"""Everything checked before the first row of a run is written: the plan, the model specs, the backend
+settings, the scorers' validity on the run's data, and the executor."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trusteval.benchmarks.base import Benchmark, Plan, ScoringTask
+from trusteval.config import RunSpec
+from trusteval.data.sources import DataContext
+from trusteval.errors import UsageError
+from trusteval.models import BackendSettings, ModelSpec, check_spec
+from trusteval.safetext import one_line
+from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.verdict import describe, stored_verdict
+from trusteval.store import STORE_FILENAME, Store
+
+if TYPE_CHECKING:
+    from trusteval.executors.ray_executor import RayExecutor
+
+
+def data_context(spec: RunSpec) -> DataContext:
+    return DataContext(
+        data_dir=Path(spec.data_dir) if spec.data_dir else None,
+        cache_dir=spec.cache_path() / "data",
+        allow_download=spec.download,
+        allow_unpinned=spec.allow_unpinned_data,
+    )
+
+
+def scorer_context(spec: RunSpec, env: Mapping[str, str]) -> ScorerContext:
+    return ScorerContext(
+        env=dict(env),
+        data_dir=Path(spec.data_dir) if spec.data_dir else None,
+        cache_dir=spec.cache_path(),
+        allow_unpinned_data=spec.allow_unpinned_data,
+    )
+
+
+def planned(benchmark: Benchmark, spec: RunSpec) -> Plan:
+    """The benchmark's plan, with a note for every data file used although it does not match its pin."""
+    data = data_context(spec)
+    plan = benchmark.plan(data)
+    return replace(plan, notes=plan.notes + tuple(data.unpinned)) if data.unpinned else plan
+
+
+def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
+    """The run's model specs; two that name the same model (same identity) are refused, since they would ask
+    the same questions twice and compare the model with itself."""
+    models: dict[str, ModelSpec] = {}
+    seen: dict[str, str] = {}
+    for raw in raw_models:
+        model = check_spec(raw)
+        identity = model.identity
+        if identity in seen:
+            raise UsageError(
+                f"--model '{seen[identity]}' and --model '{raw}' are the same model ({identity}): "
+                "they differ only in operational options; give it once"
+            )
+        seen[identity] = raw
+        models[raw] = model
+    return models
+
+
+def backend_settings(spec: RunSpec, env: Mapping[str, str]) -> BackendSettings:
+    return BackendSettings(
+        concurrency=spec.concurrency,
+        timeout_s=spec.timeout_s,
+        max_retries=spec.max_retries,
+        env=dict(env),
+        trust_remote_code=spec.trust_remote_code,
+    )
+
+
+def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:
+    """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data; with
+    --require-valid-scorer, refuse (exit 2) unless each is judged valid. Reads the store only."""
+    found = {t.scorer_id: None for t in tasks if t.name.endswith("toxicity")}
+    if found and (spec.store_path() / STORE_FILENAME).is_file():
+        store = Store.open_read_only(spec.store_path())
+        try:
+            found = {scorer: stored_verdict(store, scorer, data_sha256) for scorer in found}
+        finally:
+            store.close()
+    if spec.require_valid_scorer:
+        refused = {s: v for s, v in found.items() if v is None or v["verdict"] != "valid"}
+        if refused:
+            scorer, record = next(iter(refused.items()))
+            raise UsageError(
+                f"--require-valid-scorer: toxicity scorer {scorer} " + describe(record)
+                + "; nothing was run"
+            )  # fmt: skip
+    warnings = tuple(
+        f"toxicity scorer {scorer} is judged invalid " + describe(record)
+        for scorer, record in found.items()
+        if record is not None and record["verdict"] == "invalid"
+    )
+    for line in warnings:
+        print(f"warning: {one_line(line)}", file=sys.stderr)
+    return warnings
+
+
+def open_executor(spec: RunSpec) -> RayExecutor | None:
+    """None for the local executor; a RayExecutor (`trusteval.executors.ray_executor`) for `--executor ray`."""
+    if spec.executor == "local":
+        stray = [f for f, v in (("--ray-address", spec.ray_address), ("--ray-workers", spec.ray_workers)) if v]
+        if stray:
+            raise UsageError(f"flag {stray[0]}: only used with --executor ray")
+        return None
+    from trusteval.executors.ray_executor import RayExecutor
+
+    return RayExecutor(spec.ray_address, spec.ray_workers)

@@ -1,0 +1,186 @@
+"""The run, top to bottom: plan -> check -> record -> generate -> score -> aggregate -> report.
+
+Everything that can fail on bad input (data, model specs, API keys, servers, scorers) is checked before the
+first row is written (prepare.py), so a bad input never leaves a half-written run. After that every
+generation and every batch of scores is committed as it completes; running the same spec again resumes
+where it stopped.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trusteval.asyncrun import run_coroutine
+from trusteval.benchmarks import BENCHMARKS
+from trusteval.benchmarks.base import Benchmark, Plan, ScoringTask
+from trusteval.config import RunSpec
+from trusteval.errors import StoreError, UsageError
+from trusteval.models import BackendSettings, ModelSpec, load_backend, preflight
+from trusteval.pipeline.generate import OpenBackend, generate_stage
+from trusteval.pipeline.prepare import (
+    backend_settings,
+    distinct_models,
+    open_executor,
+    planned,
+    scorer_context,
+    validity_warnings,
+)
+from trusteval.pipeline.score import control_stage, score_stage
+from trusteval.pipeline.summary import RunSummary
+from trusteval.progress import NullProgress, ProgressSink
+from trusteval.report.results import stored_results
+from trusteval.report.tables import Table, write_tables
+from trusteval.run_owner import record_owner, release_run
+from trusteval.safetext import one_line
+from trusteval.scorers.verdict import content_sha256
+from trusteval.shards import in_shard, shard_plan
+from trusteval.store import Store
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every stage of one run reads: the spec and what was checked and opened from it."""
+
+    spec: RunSpec
+    benchmark: Benchmark
+    plan: Plan
+    models: dict[str, ModelSpec]
+    settings: BackendSettings
+    tasks: list[ScoringTask]
+    store: Store
+    progress: ProgressSink
+    open_backend: OpenBackend = load_backend
+
+
+def execute(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink | None = None) -> RunSummary:
+    """Run a spec to the end; inside a running event loop (a notebook) the run goes on a worker thread."""
+    return run_coroutine(execute_async(spec, env=env, progress=progress or NullProgress()))
+
+
+async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink) -> RunSummary:
+    benchmark: Benchmark = BENCHMARKS.get(spec.benchmark)(spec)
+    plan = planned(benchmark, spec)
+    if not plan.items:
+        raise UsageError("the run has no requests: the dataset selection is empty")
+    plan = shard_plan(plan, spec.shard)
+    settings = backend_settings(spec, env)
+    models = distinct_models(spec.models)
+    for model in models.values():
+        await preflight(model, settings)
+    tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
+    executor = None
+    try:
+        warnings = validity_warnings(spec, tasks, content_sha256(plan.dataset.prompts))
+        executor = open_executor(spec)  # connects to a Ray cluster before anything is written
+        store = Store.open(spec.store_path())
+        try:
+            opener = executor.open if executor else load_backend
+            context = RunContext(spec, benchmark, plan, models, settings, tasks, store, progress, opener)
+            summary = await _run_stages(context)
+            for line in warnings:
+                print(f"warning: {one_line(line)}", file=sys.stderr)
+            summary.notes = (*summary.notes, *warnings, *(executor.notes() if executor else ()))
+            return summary
+        finally:
+            store.close()
+    finally:
+        if executor:
+            executor.close()
+        for task in tasks:
+            if task.close:
+                await task.close()
+
+
+async def _run_stages(context: RunContext) -> RunSummary:
+    record_run(context.store, context.spec, context.plan, context.tasks)
+    try:
+        return await _generate_score_report(context)
+    except BaseException:  # Ctrl-C, a backend that gave up: the run is resumable, not running
+        release_run(context.store, context.spec.run_id)
+        raise
+
+
+async def _generate_score_report(context: RunContext) -> RunSummary:
+    spec, plan, store, progress = context.spec, context.plan, context.store, context.progress
+    run_id = spec.run_id
+    summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
+    clock = time.monotonic()
+    await generate_stage(
+        store, plan, context.models, context.settings, progress, summary, open_backend=context.open_backend
+    )
+    timings = {"generate": time.monotonic() - clock}
+    items = store.run_items(run_id)
+    for task in context.tasks:
+        clock = time.monotonic()
+        await score_stage(store, items, task, progress, summary)
+        timings[f"score {task.name}"] = time.monotonic() - clock
+    clock = time.monotonic()
+    await control_stage(store, context.benchmark, items, context.tasks, progress)
+    timings["scorer bias control"] = time.monotonic() - clock
+    clock = time.monotonic()
+    results = stored_results(store, run_id, context.benchmark, items)
+    timings["aggregate"] = time.monotonic() - clock
+    # of the latest invocation (a resumed run reuses stored work); pairs, to keep the stage order in the JSON
+    store.put_aggregate(run_id, "timings", list(timings.items()))
+    summary.metrics, summary.tables = results.metrics, results.tables
+    summary.notes += tuple(results.metrics.get("warnings", ()))
+    store.put_aggregate(run_id, "metrics", results.metrics)
+    store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
+    summary.status = "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete"
+    store.finish_run(run_id, summary.status)
+    report_dir = write_report(spec.store_path() / "reports" / run_id, results.tables, run_id)
+    summary.report_dir = str(report_dir)
+    summary.notes += plot_notes(results.metrics, report_dir)
+    return summary
+
+
+def plot_notes(metrics: dict[str, Any], folder: Path) -> tuple[str, ...]:
+    """Draw the benchmark's figures beside its tables; a missing plotting library is a note, not a failure."""
+    from trusteval.report.plots import write_plots_if_possible
+
+    _, reason = write_plots_if_possible(metrics, folder)
+    return (f"no plots: {reason}",) if reason else ()
+
+
+def write_report(folder: Path, tables: list[Table], run_id: str) -> Path:
+    """The table files; the run is already stored, so a full disk here costs nothing but the files."""
+    try:
+        write_tables(tables, folder)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot write the tables to '{folder}': {exc.strerror or exc}. Every answer and score is stored: "
+            f"free space or fix permissions, then `trusteval report {run_id} --out <folder>` writes them"
+        ) from exc
+    return folder
+
+
+def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]) -> None:
+    for task in tasks:
+        store.register_scorer(task.scorer_id, task.info)
+    record_owner(store, spec.run_id)  # before the status becomes `running`: readers can tell a dead run at once
+    store.begin_run(
+        spec.run_id,
+        benchmark=spec.benchmark,
+        dataset=plan.dataset.name,
+        spec=spec.model_dump(),
+        prompts=plan.prompts,
+        items=[(i.request, i.model, i.prompt, i.variant) for i in plan.items],
+        replaces=in_shard(spec.shard),
+    )
+    store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
+    identities = {i.model: i.request.model for i in plan.items}
+    store.put_aggregate(spec.run_id, "models", identities)  # what `trusteval tables` keys rows by
+    data = {
+        "notes": list(plan.notes),
+        "sources": plan.dataset.sources,
+        "content_sha256": content_sha256(plan.dataset.prompts),
+        "allow_unpinned_data": spec.allow_unpinned_data,
+    }
+    store.put_aggregate(spec.run_id, "data", data)
+    if spec.shard:
+        store.put_aggregate(spec.run_id, "shard", spec.shard)

@@ -1,0 +1,49 @@
+"""What a run did: counts of requests, answers, scores and failures, its metrics, tables and notes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from trusteval.report.tables import Table
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    benchmark: str
+    dataset: str
+    requests: int = 0
+    generated: int = 0
+    reused: int = 0
+    failed: int = 0
+    retries: int = 0
+    scored: int = 0
+    scores_reused: int = 0
+    score_failures: int = 0
+    unparsed: int = 0
+    metrics: dict[str, Any] = field(default_factory=dict)
+    tables: list[Table] = field(default_factory=list)
+    report_dir: str = ""
+    notes: tuple[str, ...] = ()
+    status: str = "running"  # "complete", or "incomplete" when a generation or a score failed
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "benchmark": self.benchmark,
+            "dataset": self.dataset,
+            "status": self.status,
+            "requests": self.requests,
+            "generated": self.generated,
+            "reused": self.reused,
+            "failed": self.failed,
+            "retries": self.retries,
+            "scored": self.scored,
+            "scores_reused": self.scores_reused,
+            "score_failures": self.score_failures,
+            "unparsed": self.unparsed,
+            "metrics": self.metrics,
+            "report_dir": self.report_dir,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,71 @@
+"""A run's results (metrics and tables) computed from stored rows only: the end of a run and
+`trusteval report`, `compare`, `tables` and the HTML report all read results this way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from trusteval.benchmarks import BENCHMARKS
+from trusteval.benchmarks.base import Benchmark, Results
+from trusteval.config import stored_spec
+from trusteval.errors import UsageError
+from trusteval.records import text_subject
+from trusteval.scorers.judge_validity import stored_validation
+from trusteval.scorers.validation import scorer_info_for
+from trusteval.store import RunItem, Store
+
+
+def control_subjects(benchmark: Benchmark, items: Sequence[RunItem]) -> list[str]:
+    texts_for = getattr(benchmark, "counterfactual_texts", None)
+    return [text_subject(text) for text in texts_for(items)] if texts_for else []
+
+
+def candidate_subjects(items: Sequence[RunItem]) -> list[str]:
+    """Every subject a task may have scored for these items: the prompt, the response, and the pair."""
+    subjects: list[str] = []
+    for item in items:
+        subjects.append(item.prompt_subject)
+        if item.response is not None:
+            subjects += [item.response_subject or "", text_subject(item.prompt.text, item.response)]
+    return subjects
+
+
+def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Sequence[RunItem]) -> Results:
+    """Metrics and tables of a run computed from stored rows only (the run and `trusteval report` share it)."""
+    task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    subjects = candidate_subjects(items) + control_subjects(benchmark, items)
+    book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
+    dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
+    data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
+    info = {name: scorer_info_for(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
+    for name, scorer_id in task_ids.items():
+        if scorer_id.startswith("judge/"):
+            info[name]["judge_validation"] = stored_validation(store, scorer_id)
+    results = benchmark.results(items, book, info)
+    return Results({**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}, results.tables)
+
+
+def scorers_used(
+    task_ids: Mapping[str, str], info: Mapping[str, dict[str, Any]], data_sha: str | None
+) -> dict[str, Any]:
+    """Per scoring task: the scorer id, its threshold and its validity verdict on the run's data."""
+    return {
+        name: {
+            "id": scorer_id,
+            "threshold": info[name].get("threshold"),
+            "validity": info[name].get("validity"),
+            "validity_detail": info[name].get("validity_detail"),
+            "data_sha256": data_sha,
+        }
+        for name, scorer_id in task_ids.items()
+    }
+
+
+def run_results(store: Store, run_id: str) -> Results:
+    """A stored run's metrics and tables, recomputed from its stored rows (`trusteval report`)."""
+    run = store.run_info(run_id)
+    if run is None:
+        raise UsageError(f"no run '{run_id}' in the store '{store.path}'")
+    spec = stored_spec(run["spec"])
+    return stored_results(store, run_id, BENCHMARKS.get(spec.benchmark)(spec), store.run_items(run_id))
