@@ -15,7 +15,7 @@ from trusteval.data import load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.models import BACKENDS, BackendSettings
-from trusteval.pipeline import NullProgress
+from trusteval.progress import NullProgress
 from trusteval.records import Generation, Request
 from trusteval.store import Store
 from trusteval.translation import (
