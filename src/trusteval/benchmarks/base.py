@@ -16,9 +16,9 @@ from trusteval.data import LoadedDataset
 from trusteval.data.sources import DataContext
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
-from trusteval.report.tables import Table
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.store import RunItem
+from trusteval.tables.table import Table
 
 Inputs = tuple[str, ...]
 

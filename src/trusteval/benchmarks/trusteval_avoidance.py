@@ -31,10 +31,10 @@ from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
 from trusteval.records import Score, text_subject
-from trusteval.report import paper_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
+from trusteval.tables import paper_tables
 
 JUDGE_TASK = "avoidance_judge"
 JUDGE_PROMPT = "avoidance_v1"

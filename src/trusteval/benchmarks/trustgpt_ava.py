@@ -22,10 +22,10 @@ from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.stats import bootstrap_mean
 from trusteval.records import Prompt
-from trusteval.report.trustgpt_tables import ava_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.choice import LETTER_LABEL, ChoiceParser
 from trusteval.store import RunItem
+from trusteval.tables.trustgpt_tables import ava_tables
 
 NAME = "trustgpt-ava"
 

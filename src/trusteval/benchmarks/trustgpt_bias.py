@@ -23,11 +23,11 @@ from trusteval.metrics import scorer_bias
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, control_flags, copy_values, response_families
 from trusteval.records import Prompt
-from trusteval.report.control_tables import control_tables
-from trusteval.report.trustgpt_tables import bias_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.identity import GroupTerms, groups_for
 from trusteval.store import RunItem
+from trusteval.tables.control_tables import control_tables
+from trusteval.tables.trustgpt_tables import bias_tables
 
 NAME = "trustgpt-bias"
 OPTIONS = {"groups", "article", "holm", "refusal", "off_language"}

@@ -17,9 +17,9 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.records import Prompt
-from trusteval.report.trustgpt_tables import pva_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.store import RunItem
+from trusteval.tables.trustgpt_tables import pva_tables
 
 NAME = "trustgpt-pva"
 PVA_CLASSES = ("good", "bad")

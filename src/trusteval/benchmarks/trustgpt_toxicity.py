@@ -21,9 +21,9 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.records import Prompt
-from trusteval.report.trustgpt_tables import toxicity_tables
 from trusteval.scorers.base import ScorerContext
 from trusteval.store import RunItem
+from trusteval.tables.trustgpt_tables import toxicity_tables
 
 NAME = "trustgpt-toxicity"
 OPTIONS = {"words", "refusal", "off_language"}
