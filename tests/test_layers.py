@@ -29,10 +29,6 @@ LAYERS: dict[str, int] = {
 # Remove an entry when the import goes; never add one without a reason a maintainer would accept.
 # An entry names modules or packages; it covers every module below them.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("trusteval.scorers.judge", "trusteval.benchmarks.base"): (
-        "ScoringTask and Inputs are defined in benchmarks.base; they belong in scorers.base (both files were "
-        "being edited on other branches)"
-    ),
     ("trusteval.scorers.validation", "trusteval.report.tables"): (
         "report_tables() builds report Tables lazily; it belongs in report/ or commands/scorers.py"
     ),
