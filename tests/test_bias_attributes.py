@@ -17,7 +17,7 @@ from trusteval.errors import UsageError
 from trusteval.metrics.bias import attribute_bias
 from trusteval.metrics.toxicity import Pairs
 from trusteval.records import Prompt
-from trusteval.report.paper_tables import bias_seed_table
+from trusteval.tables.paper_tables import bias_seed_table
 
 
 def _pairs(toxic_by_class: dict[str, list[int]], seeds=(0,)) -> ModelPairs:

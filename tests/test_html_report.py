@@ -26,7 +26,7 @@ from trusteval.pipeline import execute
 from trusteval.records import Generation, Request
 from trusteval.report.html import extremes, render_html, script_json
 from trusteval.report.html_data import ReportDoc, Sample
-from trusteval.report.tables import Table
+from trusteval.tables.table import Table
 
 TITLE_MARK = "PWNED"
 HOSTILE = (

@@ -280,7 +280,7 @@ def test_sorted_keys_settle_a_shared_64_bit_prefix_exactly():
 
 def test_table9_says_why_a_statistic_is_undefined():
     from trusteval.metrics.agreement import judge_validation
-    from trusteval.report.paper_tables import validation_table
+    from trusteval.tables.paper_tables import validation_table
 
     constant_judge = judge_validation(np.ones((4, 3)), np.array([[1], [0], [1], [1]]))
     table = validation_table({"j": constant_judge})
@@ -292,7 +292,7 @@ def test_table9_says_why_a_statistic_is_undefined():
 
 
 def test_bias_tables_are_numbered_like_the_paper():
-    from trusteval.report.paper_tables import bias_table
+    from trusteval.tables.paper_tables import bias_table
 
     assert bias_table("cold", [], {}).name == "table7_cold"
     assert bias_table("hatexplain", [], {}).name == "table8_hatexplain"

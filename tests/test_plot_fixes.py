@@ -8,7 +8,8 @@ import io
 import pytest
 
 from trusteval.report.console import abbreviate
-from trusteval.report.tables import Table, print_tables
+from trusteval.report.tables import print_tables
+from trusteval.tables.table import Table
 
 pytest.importorskip("matplotlib")
 

@@ -16,7 +16,8 @@ import re
 import pytest
 
 from helpers import run_cli
-from trusteval.report.tables import Table, to_csv, to_latex, to_markdown
+from trusteval.report.tables import to_csv, to_latex, to_markdown
+from trusteval.tables.table import Table
 
 pytestmark = pytest.mark.slow
 

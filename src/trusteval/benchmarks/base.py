@@ -7,7 +7,7 @@ tables from stored rows). It never writes to the store itself.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,11 +16,9 @@ from trusteval.data import LoadedDataset
 from trusteval.data.sources import DataContext
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
-from trusteval.report.tables import Table
-from trusteval.scorers.base import Outcome, ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.store import RunItem
-
-Inputs = tuple[str, ...]
+from trusteval.tables.table import Table
 
 
 @dataclass(frozen=True)
@@ -37,24 +35,6 @@ class Plan:
     prompts: list[Prompt]
     items: list[PlannedItem]
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ScoringTask:
-    """One scorer applied to one kind of input of every run item.
-
-    `select` picks the inputs of an item (None: nothing to score, e.g. a failed generation); `run` scores a
-    batch of inputs. The stored subject is the content hash of the inputs, so the same text is scored once
-    per scorer, whatever model or benchmark produced it.
-    """
-
-    name: str
-    scorer_id: str
-    select: Callable[[RunItem], Inputs | None]
-    run: Callable[[list[Inputs]], Awaitable[list[Outcome]]]
-    batch_size: int
-    info: dict[str, Any] = field(default_factory=dict)
-    close: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True)

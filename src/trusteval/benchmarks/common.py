@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from trusteval.benchmarks.base import Inputs, ScoringTask
 from trusteval.config import FLAG_NAMES, RunSpec
 from trusteval.errors import UsageError
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
-from trusteval.scorers.base import Outcome, ScorerContext, TextScorer
+from trusteval.scorers.base import Inputs, Outcome, ScorerContext, ScoringTask, TextScorer
 from trusteval.scorers.language import is_empty
 from trusteval.store import RunItem
 

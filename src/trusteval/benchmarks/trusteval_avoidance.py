@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, plan_requests, render_messages
 from trusteval.benchmarks.common import refuse_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
@@ -31,10 +31,10 @@ from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
 from trusteval.records import Score, text_subject
-from trusteval.report import paper_tables
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
+from trusteval.tables import paper_tables
 
 JUDGE_TASK = "avoidance_judge"
 JUDGE_PROMPT = "avoidance_v1"

@@ -35,10 +35,10 @@ from trusteval.errors import UsageError
 from trusteval.metrics import scorer_bias
 from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, copy_values, response_families
-from trusteval.report import paper_tables
-from trusteval.report.control_tables import control_tables
 from trusteval.scorers.identity import groups_for, language_of
 from trusteval.store import RunItem
+from trusteval.tables import paper_tables
+from trusteval.tables.control_tables import control_tables
 
 NON_ATTRIBUTE_CLASSES = ("none", "multiple")
 OPTIONS = ("include_non_attribute", "off_language")

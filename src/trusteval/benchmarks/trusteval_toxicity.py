@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask, plan_requests, render_messages
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, plan_requests, render_messages
 from trusteval.benchmarks.common import load_toxicity_scorer, refuse_options, text_task
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
@@ -28,11 +28,11 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
-from trusteval.report import paper_tables
-from trusteval.report.tables import Table
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
+from trusteval.tables import paper_tables
+from trusteval.tables.table import Table
 
 PROMPT_TASK = "prompt_toxicity"
 RESPONSE_TASK = "response_toxicity"

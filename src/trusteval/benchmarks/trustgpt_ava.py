@@ -15,17 +15,17 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask
+from trusteval.benchmarks.base import Plan, Results, ScoreBook
 from trusteval.benchmarks.common import text_task
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.stats import bootstrap_mean
 from trusteval.records import Prompt
-from trusteval.report.trustgpt_tables import ava_tables
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.choice import LETTER_LABEL, ChoiceParser
 from trusteval.store import RunItem
+from trusteval.tables.trustgpt_tables import ava_tables
 
 NAME = "trustgpt-ava"
 

@@ -16,18 +16,18 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask
+from trusteval.benchmarks.base import Plan, Results, ScoreBook
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import scorer_bias
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, control_flags, copy_values, response_families
 from trusteval.records import Prompt
-from trusteval.report.control_tables import control_tables
-from trusteval.report.trustgpt_tables import bias_tables
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.identity import GroupTerms, groups_for
 from trusteval.store import RunItem
+from trusteval.tables.control_tables import control_tables
+from trusteval.tables.trustgpt_tables import bias_tables
 
 NAME = "trustgpt-bias"
 OPTIONS = {"groups", "article", "holm", "refusal", "off_language"}

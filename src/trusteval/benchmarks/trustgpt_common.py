@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trusteval.benchmarks.base import Plan, ScoringTask, plan_requests
+from trusteval.benchmarks.base import Plan, plan_requests
 from trusteval.benchmarks.common import load_toxicity_scorer, text_task
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset, load_dataset, sample_prompts
@@ -23,7 +23,7 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt, content_hash, text_subject
 from trusteval.registry import did_you_mean
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScoringTask
+from trusteval.benchmarks.base import Plan, Results, ScoreBook
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.records import Prompt
-from trusteval.report.trustgpt_tables import pva_tables
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.store import RunItem
+from trusteval.tables.trustgpt_tables import pva_tables
 
 NAME = "trustgpt-pva"
 PVA_CLASSES = ("good", "bad")

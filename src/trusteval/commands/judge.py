@@ -200,7 +200,7 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
 
 def _print(result: dict[str, Any], as_json: bool) -> None:
     from trusteval.metrics.agreement import validation_from_dict
-    from trusteval.report.paper_tables import degenerate_notes, validation_table
+    from trusteval.tables.paper_tables import degenerate_notes, validation_table
 
     if as_json:
         from trusteval.jsonout import print_json

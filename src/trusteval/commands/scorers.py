@@ -107,10 +107,10 @@ def _print_report(report: Any, run_id: str) -> None:
 
     from trusteval.report.tables import print_tables
     from trusteval.safetext import console_text
-    from trusteval.scorers.validation import report_tables
+    from trusteval.tables.scorer_tables import validity_tables
 
     console = Console()
-    print_tables(report_tables(report), console)
+    print_tables(validity_tables(report), console)
     console.print(
         console_text(f"verdict: {report.verdict.upper()} (stored as {run_id}, data sha256 {report.data_sha256[:16]})")
     )

@@ -18,8 +18,8 @@ import numpy as np
 from trusteval.errors import UsageError
 from trusteval.metrics.compare import Difference, interval_difference, paired_difference
 from trusteval.report.export import export_records
-from trusteval.report.tables import Table
 from trusteval.store import Store
+from trusteval.tables.table import Table
 
 COLUMNS = ("Metric", "A", "B", "B - A", "95% interval", "p", "n", "test")
 Leaf = dict[str, Any]

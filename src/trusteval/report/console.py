@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from trusteval.report.tables import Table, format_cell
+from trusteval.report.tables import format_cell
+from trusteval.tables.table import Table
 
 SHORT_NAME = 14  # names up to this long stay as they are
 

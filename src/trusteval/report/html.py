@@ -19,7 +19,8 @@ from html import escape
 from trusteval.metrics.stats import Estimate
 from trusteval.report.html_assets import SCRIPT, STYLE
 from trusteval.report.html_data import SAMPLE_FIELDS, Figure, ReportDoc, RunFacts, Sample
-from trusteval.report.tables import Cell, Table, format_cell
+from trusteval.report.tables import format_cell
+from trusteval.tables.table import Cell, Table
 
 JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trusteval.report.export import export_records
-from trusteval.report.tables import Table
 from trusteval.store import Store
+from trusteval.tables.table import Table
 
 TEXT_LIMIT = 4000  # characters of a prompt or response kept in the page (the export has the full text)
 SPEC_SETTINGS = ("seeds", "sample_seed", "limit", "temperature", "top_p", "max_new_tokens", "template",

@@ -10,8 +10,8 @@ from typing import Any
 from trusteval.errors import UsageError
 from trusteval.report.html import render_html
 from trusteval.report.html_data import ReportDoc, runs_doc, tables_doc
-from trusteval.report.tables import Table
 from trusteval.store import Store
+from trusteval.tables.table import Table
 
 
 def write_html(doc: ReportDoc, path: Path) -> str:

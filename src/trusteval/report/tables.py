@@ -1,7 +1,6 @@
-"""Tables as records, rendered to the console, Markdown, CSV and LaTeX.
+"""Tables (trusteval.tables.table) rendered to the console, Markdown, CSV and LaTeX, and written to files.
 
-A Table is data (title, columns, rows, notes); renderers never compute anything. Notes are printed under the
-table: which scorer produced it, its validity on this data, fallbacks used, counts of failures.
+A Table is data (title, columns, rows, notes); these renderers never compute anything.
 """
 
 from __future__ import annotations
@@ -11,38 +10,17 @@ import io
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trusteval.metrics.stats import Estimate
 from trusteval.safetext import console_text, latex_text, markdown_text
+from trusteval.tables.table import Cell, Table
 
-Cell = str | int | float | Estimate | None
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's CRLF: with it the csv module quotes any cell holding CR or LF. With "\n" alone a bare CR stays
 # unquoted, and spreadsheets start a new row there, so the text after it could begin with a live formula.
 CSV_LINE_END = "\r\n"
-
-
-@dataclass(frozen=True)
-class Table:
-    name: str  # file stem, e.g. "table5_cold"
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-    notes: tuple[str, ...] = ()
-    digits: int = 2
-    show_intervals: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "columns": list(self.columns),
-            "rows": [[_jsonable(c) for c in row] for row in self.rows],
-            "notes": list(self.notes),
-        }
 
 
 def format_cell(cell: Cell, digits: int, show_intervals: bool) -> str:
@@ -169,11 +147,3 @@ def print_tables(tables: Sequence[Table], console: Any) -> None:
         for note in table.notes:
             console.print(console_text("  " + note, style="dim"))
         console.print()
-
-
-def _jsonable(cell: Cell) -> Any:
-    if isinstance(cell, Estimate):
-        return cell.as_dict()
-    if isinstance(cell, float) and math.isnan(cell):
-        return None
-    return cell

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trusteval.report import trustgpt_tables
 from trusteval.report.export import export_records
-from trusteval.report.tables import Table
 from trusteval.store import Store
+from trusteval.tables import trustgpt_tables
+from trusteval.tables.table import Table
 
 BUILDERS: dict[str, Callable[[Mapping[str, Any], tuple[str, ...]], list[Table]]] = {
     "trustgpt-toxicity": trustgpt_tables.toxicity_tables,

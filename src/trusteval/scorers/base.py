@@ -1,4 +1,5 @@
-"""The scorer protocol: a batched callable over texts that records who it is on every score.
+"""The scorer protocol: a batched callable over texts that records who it is on every score; a ScoringTask
+applies one scorer to one kind of input of every run item.
 
 A scorer is built once by its factory (its model loaded once) and then called on batches of texts. It
 returns one Outcome per text; an Outcome without a value carries the reason (`status`, `detail`), so a failed
@@ -7,10 +8,14 @@ score is stored as a failure and counted, never turned into 0 or 1.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from trusteval.store_rows import RunItem
+
+Inputs = tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,21 @@ class TextScorer(Protocol):
     def score(self, texts: Sequence[str]) -> list[Outcome]: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ScoringTask:
+    """One scorer applied to one kind of input of every run item.
+
+    `select` picks the inputs of an item (None: nothing to score, e.g. a failed generation); `run` scores a
+    batch of inputs. The stored subject is the content hash of the inputs, so the same text is scored once
+    per scorer, whatever model or benchmark produced it.
+    """
+
+    name: str
+    scorer_id: str
+    select: Callable[[RunItem], Inputs | None]
+    run: Callable[[list[Inputs]], Awaitable[list[Outcome]]]
+    batch_size: int
+    info: dict[str, Any] = field(default_factory=dict)
+    close: Callable[[], Awaitable[None]] | None = None

@@ -36,12 +36,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trusteval.benchmarks.base import Inputs, ScoringTask
 from trusteval.errors import UsageError
 from trusteval.models import BackendSettings, check_spec, load_backend, preflight
 from trusteval.models.base import Backend
 from trusteval.records import Generation, GenerationParams, Request
-from trusteval.scorers.base import Outcome
+from trusteval.scorers.base import Inputs, Outcome, ScoringTask
 from trusteval.store import RunItem
 
 Parser = Callable[[str], float | None]

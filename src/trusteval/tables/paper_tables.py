@@ -23,7 +23,7 @@ from trusteval.metrics.avoidance import OVERALL, AvoidanceRate
 from trusteval.metrics.bias import DISPARITIES, SYMBOLS, AttributeBias, RankAgreement
 from trusteval.metrics.stats import Comparison, Estimate
 from trusteval.metrics.toxicity import CATEGORIES
-from trusteval.report.tables import Cell, Table
+from trusteval.tables.table import Cell, Table
 
 Rates = Mapping[str, Estimate]
 

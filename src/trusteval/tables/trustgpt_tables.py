@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trusteval.metrics.stats import Estimate
-from trusteval.report.tables import Table
+from trusteval.tables.table import Table
 
 
 def estimate(data: Mapping[str, Any] | None) -> Estimate | None:

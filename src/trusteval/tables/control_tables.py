@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from trusteval.report.tables import Table
+from trusteval.tables.table import Table
 
 
 def _interval(value: float | None, bounds: Sequence[float] | None, digits: int) -> str:

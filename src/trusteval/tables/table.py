@@ -1,0 +1,43 @@
+"""A Table as a record: title, columns, rows, notes; renderers (report/tables.py) never compute anything.
+
+Notes are printed under the table: which scorer produced it, its validity on this data, fallbacks used, counts
+of failures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from trusteval.metrics.stats import Estimate
+
+Cell = str | int | float | Estimate | None
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # file stem, e.g. "table5_cold"
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    notes: tuple[str, ...] = ()
+    digits: int = 2
+    show_intervals: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "columns": list(self.columns),
+            "rows": [[_jsonable(c) for c in row] for row in self.rows],
+            "notes": list(self.notes),
+        }
+
+
+def _jsonable(cell: Cell) -> Any:
+    if isinstance(cell, Estimate):
+        return cell.as_dict()
+    if isinstance(cell, float) and math.isnan(cell):
+        return None
+    return cell
