@@ -34,12 +34,13 @@ from trusteval.pipeline.score import control_stage, score_stage
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import NullProgress, ProgressSink
 from trusteval.report.results import stored_results
-from trusteval.report.tables import Table, write_tables
+from trusteval.report.tables import write_tables
 from trusteval.run_owner import record_owner, release_run
 from trusteval.safetext import one_line
 from trusteval.scorers.verdict import content_sha256
 from trusteval.shards import in_shard, shard_plan
 from trusteval.store import Store
+from trusteval.tables.table import Table
 
 
 @dataclass(frozen=True)

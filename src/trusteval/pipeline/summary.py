@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trusteval.report.tables import Table
+from trusteval.tables.table import Table
 
 
 @dataclass
