@@ -124,7 +124,7 @@ def run(spec: RunSpec | Mapping[str, Any] | str | os.PathLike[str], *, env: Mapp
         if isinstance(spec, Mapping):
             spec = build_run_spec(dict(spec), env=environment)
         else:
-            spec = build_run_spec({}, spec_file=spec, env=environment)
+            spec = build_run_spec({}, spec_file=Path(spec), env=environment)
     sink = make_progress(enabled=True) if progress else NullProgress()
     with sink:
         return run_coroutine(execute_async(spec, env=environment, progress=sink))

@@ -48,7 +48,7 @@ def _is_unparsed(score: Score) -> bool:
     return score.status not in {"ok", "error"}
 
 
-async def _score_batch(task: ScoringTask, batch: list[tuple[str, tuple[str, ...]]]) -> list[Score]:
+async def _score_batch(task: ScoringTask, batch: Sequence[tuple[str, tuple[str, ...]]]) -> list[Score]:
     try:
         outcomes = await task.run([value for _, value in batch])
     except Exception as exc:  # a scorer crash is recorded per subject and retried by the next run
