@@ -41,6 +41,7 @@ from fixtures.llama_server import (  # noqa: E402
 from trusteval.models.base import BackendSettings, ModelSpec  # noqa: E402
 from trusteval.models.embedded import embedded_gguf_path  # noqa: E402
 from trusteval.models.openai import CONNECTIONS_PER_CLIENT, OpenAIBackend, create, read_config  # noqa: E402
+from trusteval.models.openai_pool import Replica  # noqa: E402
 from trusteval.records import Generation, GenerationParams, Request  # noqa: E402
 
 TARGET_RATIO = 1.3
@@ -136,7 +137,7 @@ def one_client_backend(spec: ModelSpec, settings: BackendSettings) -> OpenAIBack
     config = read_config(spec, settings)
     limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency)
     client = httpx.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False)
-    return OpenAIBackend(spec, config, [client])
+    return OpenAIBackend(spec, config, [Replica(config.base_url, [client], config.concurrency)])
 
 
 def fixed_latency_bench(count: int, concurrency: int, latency_s: float, *, baseline: bool = True) -> dict:

@@ -7,7 +7,8 @@ the key in altered form, so matching ignores case and everything but ASCII lette
 either half of a cut key are all caught. No `FRAGMENT_CHARS`-character piece of a key survives a scrub.
 
 `credential_in_options` finds keys put where they would be stored with a run (a spec option named like a key,
-a `base_url` with a user:password part or a `?key=` query); callers refuse such specs without repeating them.
+a `base_url`, or any URL of a comma-separated list of them, with a user:password part or a `?key=` query);
+callers refuse such specs without repeating them.
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def credential_in_options(options: Mapping[str, str]) -> str | None:
     if named:
         return f"option '{named[0]}'"
     for name in URL_OPTIONS:
-        where = credential_in_url(options.get(name, ""))
-        if where:
-            return f"{where} of {name}"
+        for url in options.get(name, "").split(","):  # a list of URLs (the openai backend's replicas)
+            where = credential_in_url(url.strip())
+            if where:
+                return f"{where} of {name}"
     return None

@@ -1,15 +1,19 @@
 """`openai`: any OpenAI-compatible chat server (vLLM, SGLang, llama.cpp server, Ollama, hosted APIs).
 
 Spec: `openai:<model>?base_url=http://127.0.0.1:8000/v1&api_key_env=OPENAI_API_KEY&timeout=60&concurrency=32`
-(also `max_retries`, `backoff_base`, `backoff_max`). The API key is read from the injected environment
-(`BackendSettings.env`), never from `os.environ`; it is required only when `base_url` is not a loopback
-address, and `api_key_env=` (empty) sends no key at all. The key is registered with `trusteval.redact`, so
-it never appears in `describe()`, reasons, answers or errors, not even in part or in another case.
+(also `max_retries`, `backoff_base`, `backoff_max`). `base_url` may list several replicas of one model,
+separated by commas (`base_url=http://a:8000/v1,http://b:8000/v1`); `concurrency` is then per URL, requests go
+to the least busy live replica and move to another when one fails (`trusteval.models.openai_pool`).
 
-Each request is one POST to `{base_url}/chat/completions`. Overloads, server errors, broken connections,
-timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter (`Retry-After`
-is honoured on 429 and 503); other client errors fail at once. A request that still fails is a failed
-Generation with the reason and the number of retries; `generate()` never raises. A body is read up to
+The API key is read from the injected environment (`BackendSettings.env`), never from `os.environ`; it is
+required only when a base URL is not a loopback address, and `api_key_env=` (empty) sends no key at all. The
+key is registered with `trusteval.redact`, so it never appears in `describe()`, reasons, answers or errors, not
+even in part or in another case; messages name URLs without user:password or query.
+
+Each request is one POST to `{base_url}/chat/completions` of one replica. Overloads, server errors, broken
+connections, timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter
+(`Retry-After` is honoured on 429 and 503); other client errors fail at once. A request that still fails is a
+failed Generation with the reason and the number of retries; `generate()` never raises. A body is read up to
 `MAX_RESPONSE_BYTES` and no further; how its answer is read is in `trusteval.models.chat_answers`.
 """
 
@@ -30,9 +34,11 @@ from urllib.parse import urlsplit
 import httpx
 
 from trusteval import redact
+from trusteval.config import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.errors import BackendError, UsageError
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
+from trusteval.models.openai_pool import Replica, ReplicaPool, Slot, host_of, public_url
 from trusteval.records import Generation, Request
 from trusteval.untrusted import MAX_RESPONSE_BYTES
 
@@ -45,6 +51,9 @@ KNOWN_OPTIONS = frozenset(
 # server to another URL or raising concurrency reuses stored answers and keeps the run id.
 OPERATIONAL_OPTIONS = KNOWN_OPTIONS
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+# Statuses that say the replica itself is failing (not the request, not a rate limit): its requests fail over.
+REPLICA_FAULT_STATUSES = frozenset({500, 502, 503, 504})
+MAX_REPLICAS = 64
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 KEY_REFUSED_STATUSES = frozenset({401, 403})
 MAX_RETRY_AFTER_S = 60.0
@@ -55,29 +64,28 @@ CONNECTIONS_PER_CLIENT = 16
 @dataclass(frozen=True)
 class OpenAIConfig:
     model: str
-    base_url: str
+    base_urls: tuple[str, ...]
     api_key_env: str
     api_key: str | None = field(repr=False)
     timeout_s: float
-    concurrency: int
+    concurrency: int  # per base URL
     max_retries: int
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
 
     @property
+    def base_url(self) -> str:
+        """The first (with one URL, the only) base URL."""
+        return self.base_urls[0]
+
+    @property
     def public_url(self) -> str:
-        """base_url without any user:password part, for messages."""
-        parts = urlsplit(self.base_url)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{host}{port}{parts.path}"
+        """The base URLs without user:password, query or fragment, for messages."""
+        return ",".join(public_url(url) for url in self.base_urls)
 
     @property
     def host(self) -> str:
-        parts = urlsplit(self.base_url)
-        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+        return ",".join(host_of(url) for url in self.base_urls)
 
 
 class ResponseTooLarge(Exception):
@@ -119,6 +127,7 @@ class Attempt:
     reason: str = ""
     retryable: bool = False
     retry_after_s: float | None = None
+    replica_fault: bool = False  # the replica failed (connection, timeout, 5xx): try another one
 
 
 def is_loopback(base_url: str) -> bool:
@@ -183,90 +192,109 @@ def chat_payload(model: str, request: Request) -> dict[str, Any]:
 class OpenAIBackend:
     batch_size = 1
 
-    def __init__(self, spec: ModelSpec, config: OpenAIConfig, clients: Sequence[httpx.AsyncClient]) -> None:
+    def __init__(self, spec: ModelSpec, config: OpenAIConfig, replicas: Sequence[Replica]) -> None:
         self.spec = spec
         self.config = config
-        self.max_concurrency = config.concurrency
-        self._clients = list(clients)
-        # A free slot is the index of the client it uses; slots are dealt round-robin, so no client ever has
-        # more requests in flight than its share of the concurrency.
-        self._free_slots: asyncio.Queue[int] = asyncio.Queue()
-        for slot in range(config.concurrency):
-            self._free_slots.put_nowait(slot % len(self._clients))
+        backoff = {"backoff_base_s": config.backoff_base_s, "backoff_max_s": config.backoff_max_s}
+        self.pool = ReplicaPool(list(replicas), **backoff)
+        self.max_concurrency = self.pool.capacity
 
     async def generate(self, requests: Sequence[Request]) -> list[Generation]:
-        return list(await asyncio.gather(*(self._answer_in_slot(r) for r in requests)))
+        return list(await asyncio.gather(*(self._answer(r) for r in requests)))
 
     async def probe(self) -> None:
-        """Raise BackendError when nothing answers at base_url. Any HTTP answer (even 401 or 404) counts."""
+        """Raise BackendError when no replica answers. Any HTTP answer (even 401 or 404) counts."""
+        failures = await asyncio.gather(*(self._probe_one(r) for r in self.pool.replicas))
+        if all(failures):
+            raise BackendError(self._redact(f"openai: cannot reach {'; '.join(f for f in failures if f)}"))
+
+    async def _probe_one(self, replica: Replica) -> str | None:
+        """None when the replica answers, else 'URL: reason'."""
         try:
-            await self._clients[0].get(
-                f"{self.config.base_url}/models", timeout=min(PROBE_TIMEOUT_S, self.config.timeout_s)
+            await replica.clients[0].get(
+                f"{replica.base_url}/models", timeout=min(PROBE_TIMEOUT_S, self.config.timeout_s)
             )
         except httpx.ConnectTimeout as exc:
-            raise self._unreachable(exc) from None
+            return f"{replica.public_url}: {connection_failure(exc)}"
         except httpx.TimeoutException:
-            return  # connected, but slow to answer (a busy server): reachable
+            return None  # connected, but slow to answer (a busy server): reachable
         except httpx.HTTPError as exc:
-            raise self._unreachable(exc) from None
-
-    def _unreachable(self, exc: Exception) -> BackendError:
-        reason = connection_failure(exc)
-        return BackendError(self._redact(f"openai: cannot reach {self.config.public_url}: {reason}"))
+            return f"{replica.public_url}: {connection_failure(exc)}"
+        return None
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
+        for replica in self.pool.replicas:
+            for client in replica.clients:
+                await client.aclose()
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described: dict[str, Any] = {
             "backend": "openai",
             "model": self.spec.identity,
             "host": self.config.host,
             "concurrency": self.config.concurrency,
         }
+        if self.pool.size > 1:
+            described["replicas"] = self.pool.size
+        return described
 
-    async def _answer_in_slot(self, request: Request) -> Generation:
-        client_index = await self._free_slots.get()
+    async def _answer(self, request: Request) -> Generation:
         started = time.perf_counter()
         try:
-            generation, retries = await self._answer_with_retries(self._clients[client_index], request)
+            generation, retries = await self._answer_with_retries(request)
         except Exception as exc:  # a bug or an unexpected library error must not end the run
             reason = self._redact(f"openai: unexpected {type(exc).__name__}: {exc}")
             return Generation.failure(request.key, reason, latency_s=time.perf_counter() - started)
-        finally:
-            self._free_slots.put_nowait(client_index)
         return replace(generation, latency_s=time.perf_counter() - started, retries=retries)
 
-    async def _answer_with_retries(self, client: httpx.AsyncClient, request: Request) -> tuple[Generation, int]:
+    async def _answer_with_retries(self, request: Request) -> tuple[Generation, int]:
+        """Send until answered. A replica fault moves the request at once to another live replica (a failover,
+        at most one per other replica); anything else retryable waits out the backoff, up to max_retries."""
         payload = chat_payload(self.config.model, request)
-        retries = 0
+        retries = failovers = 0
         while True:
-            attempt = await self._attempt(client, request.key, payload)
+            attempt = await self._attempt_on_a_replica(request.key, payload)
             if attempt.generation is not None:
-                return attempt.generation, retries
+                return attempt.generation, retries + failovers
+            if attempt.replica_fault and failovers < self.pool.size - 1 and self.pool.any_up():
+                failovers += 1
+                continue
             if not attempt.retryable or retries >= self.config.max_retries:
-                return Generation.failure(request.key, self._final_reason(attempt, retries)), retries
+                reason = self._final_reason(attempt, retries + failovers)
+                return Generation.failure(request.key, reason), retries + failovers
             await asyncio.sleep(self._delay(retries, attempt.retry_after_s))
             retries += 1
 
-    async def _attempt(self, client: httpx.AsyncClient, key: str, payload: dict[str, Any]) -> Attempt:
-        url = self.config.public_url
+    async def _attempt_on_a_replica(self, key: str, payload: dict[str, Any]) -> Attempt:
+        slot = await self.pool.acquire()
         try:
-            response = await receive(client, f"{self.config.base_url}/chat/completions", payload)
+            attempt = await self._attempt(slot, key, payload)
+        finally:
+            self.pool.release(slot)
+        if attempt.generation is not None:
+            self.pool.answered(slot.replica)
+        elif attempt.replica_fault:
+            self.pool.failed(slot.replica, attempt.reason, at_least_s=attempt.retry_after_s)
+        return attempt
+
+    async def _attempt(self, slot: Slot, key: str, payload: dict[str, Any]) -> Attempt:
+        url = slot.replica.public_url
+        try:
+            response = await receive(slot.client, f"{slot.replica.base_url}/chat/completions", payload)
         except ResponseTooLarge:
             limit = MAX_RESPONSE_BYTES // 2**20
             return Attempt(reason=f"the answer from {url} is larger than {limit} MiB; it was not read past that")
         except httpx.TimeoutException as exc:
             reason = f"no answer from {url} within {self.config.timeout_s:g} s ({type(exc).__name__})"
-            return Attempt(reason=reason, retryable=True)
+            return Attempt(reason=reason, retryable=True, replica_fault=True)
         except httpx.ConnectError as exc:
-            return Attempt(reason=f"cannot connect to {url}: {connection_failure(exc)}", retryable=True)
+            reason = f"cannot connect to {url}: {connection_failure(exc)}"
+            return Attempt(reason=reason, retryable=True, replica_fault=True)
         except httpx.TransportError as exc:
             reason = f"{type(exc).__name__} from {url}: {connection_failure(exc)}"
-            return Attempt(reason=reason, retryable=True)
+            return Attempt(reason=reason, retryable=True, replica_fault=True)
         if not 200 <= response.status < 300:
-            return self._status_failure(response)
+            return self._status_failure(response, url)
         try:
             body = json.loads(response.body)
         except (ValueError, RecursionError):
@@ -278,18 +306,23 @@ class OpenAIBackend:
             return Attempt(reason=f"bad answer from {url}: {completion.reason}", retryable=completion.retryable)
         return Attempt(generation=completion)
 
-    def _status_failure(self, response: Received) -> Attempt:
+    def _status_failure(self, response: Received, url: str) -> Attempt:
         status = response.status
         said = excerpt(response.text, secret=self.config.api_key)
-        reason = f"HTTP {status} from {self.config.public_url}: {said}"
+        reason = f"HTTP {status} from {url}: {said}"
         if status in KEY_REFUSED_STATUSES:
-            reason = f"HTTP {status} from {self.config.public_url}: {self._key_hint()}; server said {said}"
+            reason = f"HTTP {status} from {url}: {self._key_hint()}; server said {said}"
         elif status == 404:
             reason += f" (check the model name '{self.config.model}' and base_url)"
         retry_after = None
         if status in RETRY_AFTER_STATUSES:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
-        return Attempt(reason=reason, retryable=status in RETRYABLE_STATUSES, retry_after_s=retry_after)
+        return Attempt(
+            reason=reason,
+            retryable=status in RETRYABLE_STATUSES,
+            retry_after_s=retry_after,
+            replica_fault=status in REPLICA_FAULT_STATUSES,
+        )
 
     def _key_hint(self) -> str:
         if self.config.api_key is None:
@@ -298,8 +331,11 @@ class OpenAIBackend:
         return f"the server refused the API key from {self.config.api_key_env}"
 
     def _final_reason(self, attempt: Attempt, retries: int) -> str:
-        tries = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
-        return self._redact(f"openai: {attempt.reason}{tries}")
+        notes = [f"after {retries} {'retry' if retries == 1 else 'retries'}"] if retries else []
+        if attempt.replica_fault and self.pool.down_summary():
+            notes.append(self.pool.down_summary())
+        said = f" ({'; '.join(notes)})" if notes else ""
+        return self._redact(f"openai: {attempt.reason}{said}")
 
     def _delay(self, retry: int, retry_after_s: float | None) -> float:
         if retry_after_s is not None:
@@ -310,12 +346,21 @@ class OpenAIBackend:
         return redact.scrub(text, [self.config.api_key])
 
 
-def read_base_url(spec: ModelSpec) -> str:
-    base_url = (spec.option("base_url") or DEFAULT_BASE_URL).rstrip("/")
-    parts = urlsplit(base_url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise UsageError(f"spec '{spec.raw}': base_url must be an http(s) URL such as http://127.0.0.1:8000/v1")
-    return base_url
+def read_base_urls(spec: ModelSpec) -> tuple[str, ...]:
+    """The comma-separated base URLs of `base_url`, each an http(s) URL, at most MAX_REPLICAS, no repeats."""
+    urls = tuple(url.strip().rstrip("/") for url in (spec.option("base_url") or DEFAULT_BASE_URL).split(","))
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise UsageError(
+                f"spec '{spec.shown}': base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, "
+                "or several separated by commas"
+            )
+    if len(set(urls)) != len(urls):
+        raise UsageError(f"spec '{spec.shown}': base_url lists the same URL twice")
+    if len(urls) > MAX_REPLICAS:
+        raise UsageError(f"spec '{spec.shown}': base_url lists {len(urls)} URLs; at most {MAX_REPLICAS}")
+    return urls
 
 
 def read_api_key(base_url: str, api_key_env: str, env: Mapping[str, str]) -> str | None:
@@ -335,29 +380,44 @@ def read_api_key(base_url: str, api_key_env: str, env: Mapping[str, str]) -> str
 
 def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
     spec.check_options(KNOWN_OPTIONS)
-    base_url = read_base_url(spec)
+    base_urls = read_base_urls(spec)
     api_key_env = spec.option("api_key_env", DEFAULT_API_KEY_ENV) or ""
+    api_key = None
+    for url in base_urls:  # the same key for every replica; needed unless every one is on a loopback address
+        api_key = read_api_key(url, api_key_env, settings.env)
     config = OpenAIConfig(
         model=spec.name,
-        base_url=base_url,
+        base_urls=base_urls,
         api_key_env=api_key_env,
-        api_key=read_api_key(base_url, api_key_env, settings.env),
+        api_key=api_key,
         timeout_s=spec.float_option("timeout", settings.timeout_s),
         concurrency=spec.int_option("concurrency", settings.concurrency),
         max_retries=spec.int_option("max_retries", settings.max_retries),
         backoff_base_s=spec.float_option("backoff_base", 0.5),
         backoff_max_s=spec.float_option("backoff_max", 30.0),
     )
-    for name, value in (("concurrency", config.concurrency), ("timeout", config.timeout_s)):
-        if value <= 0:
-            raise UsageError(f"spec '{spec.raw}': {name} must be positive, not {value}")
-    if config.max_retries < 0 or config.backoff_base_s < 0 or config.backoff_max_s < 0:
-        raise UsageError(f"spec '{spec.raw}': max_retries, backoff_base and backoff_max must not be negative")
+    check_limits(spec, config)
     return config
 
 
+def check_limits(spec: ModelSpec, config: OpenAIConfig) -> None:
+    """The run configuration's bounds (trusteval.config) hold for the same options given in a spec."""
+    bounds = (
+        ("concurrency", config.concurrency, 1, MAX_CONCURRENCY),
+        ("timeout", config.timeout_s, 0.0, MAX_TIMEOUT_S),
+        ("max_retries", config.max_retries, 0, MAX_RETRIES),
+    )
+    for name, value, low, high in bounds:
+        if not low <= value <= high or (name == "timeout" and value <= 0):
+            shown = f"more than 0 and at most {high:g}" if name == "timeout" else f"between {low} and {high}"
+            raise UsageError(f"spec '{spec.shown}': {name} must be {shown}, not {value:g}")
+    if config.backoff_base_s < 0 or config.backoff_max_s < 0:
+        raise UsageError(f"spec '{spec.shown}': backoff_base and backoff_max must not be negative")
+
+
 def build_clients(config: OpenAIConfig) -> list[httpx.AsyncClient]:
-    """Enough clients for one kept-alive connection per concurrent request, CONNECTIONS_PER_CLIENT each.
+    """For one base URL: enough clients for one kept-alive connection per concurrent request,
+    CONNECTIONS_PER_CLIENT each.
 
     httpcore's pool scans all its connections on every request and response, so one pool of 64 connections
     runs 4-5 times slower than ideal against a fixed-latency server (bench/bench_openai_concurrency.py);
@@ -371,9 +431,13 @@ def build_clients(config: OpenAIConfig) -> list[httpx.AsyncClient]:
     return [httpx.AsyncClient(headers=headers, limits=limits, timeout=timeout, trust_env=False) for _ in range(count)]
 
 
+def build_replicas(config: OpenAIConfig) -> list[Replica]:
+    return [Replica(url, build_clients(config), config.concurrency) for url in config.base_urls]
+
+
 def create(spec: ModelSpec, settings: BackendSettings) -> OpenAIBackend:
     config = read_config(spec, settings)
-    return OpenAIBackend(spec, config, build_clients(config))
+    return OpenAIBackend(spec, config, build_replicas(config))
 
 
 async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:

@@ -1,0 +1,172 @@
+"""Replicas of one model behind several base URLs: per-URL concurrency, least-outstanding dispatch, failover.
+
+A `ReplicaPool` holds one `Replica` per base URL. Each replica has `capacity` slots (the spec's per-URL
+`concurrency`), each slot bound to one of its httpx clients, so no URL ever has more than `capacity` requests in
+flight. `acquire()` gives a free slot of the live replica with the fewest requests in flight (ties: the one sent
+fewest so far, which deals requests round-robin), waiting while every live replica is full. A replica that
+fails (broken connection, timeout, HTTP 5xx) is marked down for backoff_base * 2**(n-1) seconds after n
+failures in a row (at most backoff_max, at least a server's Retry-After) and gets no requests meanwhile; the
+next request after that period probes it, and one answer brings it back. While every replica is down,
+`acquire()` waits for the first one to come back, so a request is never sent nowhere and never waits longer
+than backoff_max: the caller's retry limit, not the pool, ends requests that no replica can answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import httpx
+
+
+def public_url(url: str) -> str:
+    """A URL as it may appear in messages: scheme, host, port and path; no user:password, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def host_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+
+
+@dataclass(eq=False)
+class Replica:
+    """One base URL: its clients, its free slots (each the index of the client it uses) and its health."""
+
+    base_url: str
+    clients: list[httpx.AsyncClient] = field(repr=False)
+    capacity: int
+    free_slots: list[int] = field(default_factory=list, repr=False)
+    down_until: float = 0.0
+    failures: int = 0  # failures in a row since the last answer
+    last_failure: str = ""
+    sent: int = 0
+
+    def __post_init__(self) -> None:
+        # Slots are dealt round-robin over the clients, so no client has more than its share in flight.
+        self.free_slots = [slot % len(self.clients) for slot in range(self.capacity)]
+
+    @property
+    def public_url(self) -> str:
+        return public_url(self.base_url)
+
+    @property
+    def in_flight(self) -> int:
+        return self.capacity - len(self.free_slots)
+
+    def is_up(self, now: float) -> bool:
+        return self.down_until <= now
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A place in one replica's concurrency: the replica and the client to send with. Give it back with
+    `ReplicaPool.release`."""
+
+    replica: Replica
+    client_index: int
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        return self.replica.clients[self.client_index]
+
+
+class ReplicaPool:
+    def __init__(self, replicas: list[Replica], *, backoff_base_s: float, backoff_max_s: float) -> None:
+        if not replicas:
+            raise ValueError("a replica pool needs at least one replica")
+        self.replicas = replicas
+        self._backoff_base_s = backoff_base_s
+        self._backoff_max_s = backoff_max_s
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def size(self) -> int:
+        return len(self.replicas)
+
+    @property
+    def capacity(self) -> int:
+        return sum(r.capacity for r in self.replicas)
+
+    async def acquire(self) -> Slot:
+        """A free slot on the least busy live replica; waits while none is free or every replica is down."""
+        while True:
+            now = time.monotonic()
+            free = [r for r in self.replicas if r.free_slots and r.is_up(now)]
+            if free:
+                replica = min(free, key=lambda r: (r.in_flight, r.sent))
+                replica.sent += 1
+                return Slot(replica, replica.free_slots.pop())
+            down = [r.down_until - now for r in self.replicas if not r.is_up(now)]
+            await self._wait(min(down) if down else None)
+
+    def release(self, slot: Slot) -> None:
+        slot.replica.free_slots.append(slot.client_index)
+        self._wake_one()
+
+    def answered(self, replica: Replica) -> None:
+        """The replica answered: it is up, and its count of failures in a row starts again."""
+        replica.failures = 0
+        replica.down_until = 0.0
+
+    def failed(self, replica: Replica, reason: str, *, at_least_s: float | None = None) -> None:
+        """Leave the replica out for a back-off period. A lone replica is never left out: there is nowhere else
+        to send its requests, and the caller's own backoff spaces its retries."""
+        replica.failures += 1
+        replica.last_failure = reason
+        if self.size == 1:
+            return
+        period = min(self._backoff_max_s, self._backoff_base_s * 2 ** (replica.failures - 1))
+        period = max(period, at_least_s or 0.0)
+        replica.down_until = max(replica.down_until, time.monotonic() + period)
+        self._wake_all()  # waiters re-check, and set a timer for the replica's return
+
+    def any_up(self) -> bool:
+        now = time.monotonic()
+        return any(r.is_up(now) for r in self.replicas)
+
+    def down_summary(self) -> str:
+        """'all 3 replicas are down' when they are (a pool of more than one), else ''."""
+        if self.size == 1 or self.any_up():
+            return ""
+        return f"all {self.size} replicas are down"
+
+    async def _wait(self, timeout_s: float | None) -> None:
+        """Until a slot is released, or `timeout_s` passes (when a down replica comes back)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        timer = loop.call_later(max(timeout_s, 0.0), _wake, waiter) if timeout_s is not None else None
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._wake_one()  # this waiter was woken for a free slot: pass the wake-up on
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _wake_all(self) -> None:
+        while self._waiters:
+            _wake(self._waiters.popleft())
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
