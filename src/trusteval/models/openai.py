@@ -248,25 +248,32 @@ class OpenAIBackend:
         return replace(generation, latency_s=time.perf_counter() - started, retries=retries)
 
     async def _answer_with_retries(self, request: Request) -> tuple[Generation, int]:
-        """Send until answered. A replica fault moves the request at once to another live replica (a failover,
-        at most one per other replica); anything else retryable waits out the backoff, up to max_retries."""
+        """Send until answered. A replica fault moves the request at once to a live replica it has not failed on
+        (a failover); anything else retryable, or a fault with nowhere to go, waits out the backoff, up to
+        max_retries. The count returned is retries and failovers: every attempt beyond the first."""
         payload = chat_payload(self.config.model, request)
         retries = failovers = 0
+        failed_on: set[Replica] = set()
         while True:
-            attempt = await self._attempt_on_a_replica(request.key, payload)
+            attempt, replica = await self._attempt_on_a_replica(request.key, payload, failed_on)
             if attempt.generation is not None:
                 return attempt.generation, retries + failovers
-            if attempt.replica_fault and failovers < self.pool.size - 1 and self.pool.any_up():
-                failovers += 1
-                continue
+            if attempt.replica_fault:
+                failed_on.add(replica)
+                if self.pool.any_up(besides=failed_on):
+                    failovers += 1
+                    continue
             if not attempt.retryable or retries >= self.config.max_retries:
                 reason = self._final_reason(attempt, retries + failovers)
                 return Generation.failure(request.key, reason), retries + failovers
             await asyncio.sleep(self._delay(retries, attempt.retry_after_s))
             retries += 1
+            failed_on.clear()
 
-    async def _attempt_on_a_replica(self, key: str, payload: dict[str, Any]) -> Attempt:
-        slot = await self.pool.acquire()
+    async def _attempt_on_a_replica(
+        self, key: str, payload: dict[str, Any], avoid: set[Replica]
+    ) -> tuple[Attempt, Replica]:
+        slot = await self.pool.acquire(avoid)
         try:
             attempt = await self._attempt(slot, key, payload)
         finally:
@@ -275,7 +282,7 @@ class OpenAIBackend:
             self.pool.answered(slot.replica)
         elif attempt.replica_fault:
             self.pool.failed(slot.replica, attempt.reason, at_least_s=attempt.retry_after_s)
-        return attempt
+        return attempt, slot.replica
 
     async def _attempt(self, slot: Slot, key: str, payload: dict[str, Any]) -> Attempt:
         url = slot.replica.public_url

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -96,11 +97,13 @@ class ReplicaPool:
     def capacity(self) -> int:
         return sum(r.capacity for r in self.replicas)
 
-    async def acquire(self) -> Slot:
-        """A free slot on the least busy live replica; waits while none is free or every replica is down."""
+    async def acquire(self, avoid: Collection[Replica] = ()) -> Slot:
+        """A free slot on the least busy live replica, one not in `avoid` while any of those is up; waits while
+        none is free or every replica is down."""
         while True:
             now = time.monotonic()
-            free = [r for r in self.replicas if r.free_slots and r.is_up(now)]
+            up = [r for r in self.replicas if r.is_up(now)]
+            free = [r for r in ([r for r in up if r not in avoid] or up) if r.free_slots]
             if free:
                 replica = min(free, key=lambda r: (r.in_flight, r.sent))
                 replica.sent += 1
@@ -129,13 +132,15 @@ class ReplicaPool:
         replica.down_until = max(replica.down_until, time.monotonic() + period)
         self._wake_all()  # waiters re-check, and set a timer for the replica's return
 
-    def any_up(self) -> bool:
+    def any_up(self, besides: Collection[Replica] = ()) -> bool:
+        """Whether a replica (other than those in `besides`) is up."""
         now = time.monotonic()
-        return any(r.is_up(now) for r in self.replicas)
+        return any(r.is_up(now) for r in self.replicas if r not in besides)
 
     def down_summary(self) -> str:
-        """'all 3 replicas are down' when they are (a pool of more than one), else ''."""
-        if self.size == 1 or self.any_up():
+        """'all 3 replicas are down' when the last request sent to each one failed (in a pool of more than
+        one), else ''. A replica whose back-off has ended but that has not answered since still counts."""
+        if self.size == 1 or any(r.failures == 0 for r in self.replicas):
             return ""
         return f"all {self.size} replicas are down"
 
