@@ -24,6 +24,8 @@ def test_aliases_and_operational_options_give_one_identity_with_the_weights_hash
     assert model_identity("llamacpp:smollm2?n_ctx=512") == f"llamacpp:smollm2?n_ctx=512&sha256={weights}"
     first = model_identity("openai:m?base_url=http://127.0.0.1:1/v1&concurrency=2&timeout=5")
     assert first == model_identity("openai:m?base_url=http://127.0.0.1:2/v1") == "openai:m"
+    pool = "openai:m?base_url=http://127.0.0.1:1/v1,http://127.0.0.1:2/v1,http://127.0.0.1:3/v1&concurrency=4"
+    assert model_identity(pool) == first  # replicas of one model: the same answers, whichever answered
     assert model_identity("hf:x?dtype=bfloat16&batch_size=4&device=cpu") == "hf:x?dtype=bfloat16"
 
 
@@ -46,6 +48,9 @@ def test_run_ids_count_models_by_identity():
     assert run_id("default") == run_id("llamacpp:smollm2?n_threads=1") != run_id("llamacpp:smollm2?n_ctx=512")
     assert run_id("openai:m?base_url=http://127.0.0.1:1/v1") == run_id(
         "openai:m?base_url=http://127.0.0.1:2/v1&concurrency=3"
+    )
+    assert run_id("openai:m?base_url=http://127.0.0.1:1/v1") == run_id(
+        "openai:m?base_url=http://127.0.0.1:2/v1,http://127.0.0.1:3/v1"
     )
     assert run_id("openai:m") != run_id("openai:n")
 
