@@ -6,7 +6,8 @@ way the pipeline drives it (C generate() calls of one request each in flight) an
 over all requests. The baseline is the same backend with a single httpx client whose pool holds C
 connections: httpcore's pool does work that grows with its size on every request, which is why the backend
 spreads connections over several small clients. Optionally, a small run against a real llama.cpp server
-(which answers one request at a time) gives its throughput.
+(which answers one request at a time) gives its throughput. A pool run (`--replicas`, default 4) spreads the
+same total concurrency over that many fake servers in one `base_url=URL1,URL2,...` spec.
 
     PYTHONPATH=src python bench/bench_openai_concurrency.py [--requests 500 --concurrency 32 --latency 0.2]
 
@@ -22,7 +23,7 @@ import multiprocessing
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,6 +161,19 @@ def fixed_latency_bench(count: int, concurrency: int, latency_s: float, *, basel
     return results
 
 
+def pool_bench(count: int, concurrency: int, latency_s: float, replicas: int) -> dict:
+    """The same total concurrency spread over `replicas` fake servers (base_url=URL1,URL2,...)."""
+    per_url = max(1, concurrency // replicas)
+    ideal_s = count * latency_s / (per_url * replicas)
+    results: dict = {"requests": count, "replicas": replicas, "concurrency_per_url": per_url, "latency_s": latency_s}
+    with ExitStack() as stack:
+        urls = [stack.enter_context(fixed_latency_server(latency_s)) for _ in range(replicas)]
+        spec = ModelSpec.parse(f"openai:bench?base_url={','.join(urls)}&concurrency={per_url}")
+        elapsed, generations = timed_run(create(spec, BackendSettings()), make_requests(count, 16), drive_like_pipeline)
+    results["pipeline"] = summarise(elapsed, generations, ideal_s)
+    return results
+
+
 def llama_server_bench(count: int, concurrency: int, max_new_tokens: int) -> dict:
     missing = llama_server_available()
     if missing:
@@ -189,6 +203,7 @@ def main() -> None:
     parser.add_argument(
         "--high-concurrency", type=int, default=128, help="a second run at this concurrency; 0 skips it"
     )
+    parser.add_argument("--replicas", type=int, default=4, help="a pool run over this many servers; 0 skips it")
     parser.add_argument("--llama-requests", type=int, default=16, help="0 skips the llama.cpp server run")
     parser.add_argument("--llama-concurrency", type=int, default=4)
     parser.add_argument("--llama-max-new-tokens", type=int, default=32)
@@ -199,6 +214,8 @@ def main() -> None:
         results["fixed_latency_high_concurrency"] = fixed_latency_bench(
             args.high_concurrency * 8, args.high_concurrency, args.latency
         )
+    if args.replicas > 0:
+        results["fixed_latency_pool"] = pool_bench(args.requests, args.concurrency, args.latency, args.replicas)
     if args.llama_requests > 0:
         results["llama_cpp_server"] = llama_server_bench(
             args.llama_requests, args.llama_concurrency, args.llama_max_new_tokens

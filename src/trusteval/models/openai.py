@@ -239,15 +239,19 @@ class OpenAIBackend:
         return described
 
     async def _answer(self, request: Request) -> Generation:
-        started = time.perf_counter()
+        sent: list[float] = []  # when the first attempt got a slot: a request's latency excludes its queueing
         try:
-            generation, retries = await self._answer_with_retries(request)
+            generation, retries = await self._answer_with_retries(request, sent)
         except Exception as exc:  # a bug or an unexpected library error must not end the run
             reason = self._redact(f"openai: unexpected {type(exc).__name__}: {exc}")
-            return Generation.failure(request.key, reason, latency_s=time.perf_counter() - started)
-        return replace(generation, latency_s=time.perf_counter() - started, retries=retries)
+            return Generation.failure(request.key, reason, latency_s=self._since(sent))
+        return replace(generation, latency_s=self._since(sent), retries=retries)
 
-    async def _answer_with_retries(self, request: Request) -> tuple[Generation, int]:
+    @staticmethod
+    def _since(sent: list[float]) -> float:
+        return time.perf_counter() - sent[0] if sent else 0.0
+
+    async def _answer_with_retries(self, request: Request, sent: list[float]) -> tuple[Generation, int]:
         """Send until answered. A replica fault moves the request at once to a live replica it has not failed on
         (a failover); anything else retryable, or a fault with nowhere to go, waits out the backoff, up to
         max_retries. The count returned is retries and failovers: every attempt beyond the first."""
@@ -255,7 +259,7 @@ class OpenAIBackend:
         retries = failovers = 0
         failed_on: set[Replica] = set()
         while True:
-            attempt, replica = await self._attempt_on_a_replica(request.key, payload, failed_on)
+            attempt, replica = await self._attempt_on_a_replica(request.key, payload, failed_on, sent)
             if attempt.generation is not None:
                 return attempt.generation, retries + failovers
             if attempt.replica_fault:
@@ -271,9 +275,11 @@ class OpenAIBackend:
             failed_on.clear()
 
     async def _attempt_on_a_replica(
-        self, key: str, payload: dict[str, Any], avoid: set[Replica]
+        self, key: str, payload: dict[str, Any], avoid: set[Replica], sent: list[float]
     ) -> tuple[Attempt, Replica]:
         slot = await self.pool.acquire(avoid)
+        if not sent:
+            sent.append(time.perf_counter())
         try:
             attempt = await self._attempt(slot, key, payload)
         finally:
