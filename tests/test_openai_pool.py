@@ -106,8 +106,9 @@ def test_requests_spread_over_every_replica_within_the_per_url_concurrency():
     assert [s.max_in_flight for s in servers.values()] == [3, 3, 3]
 
 
+@pytest.mark.slow
 def test_the_real_llama_server_and_a_fake_share_the_requests(llama_server):
-    requests = make_requests(6, max_new_tokens=4)
+    requests = make_requests(4, max_new_tokens=4)
     with ExitStack() as stack:
         fake = replica("fake", stack, delay_s=0.3)
         urls = [llama_server.base_url, fake.base_url]
