@@ -95,7 +95,7 @@ def check_answers(generations: list[Generation], requests: list[Request]) -> Non
 def test_requests_spread_over_every_replica_within_the_per_url_concurrency():
     requests = make_requests(36)
     with ExitStack() as stack:
-        servers = {name: replica(name, stack) for name in "abc"}
+        servers = {name: replica(name, stack, delay_s=0.15) for name in "abc"}  # long enough to fill 3 slots
         backend = pool_backend([s.base_url for s in servers.values()], "concurrency=3")
         assert backend.max_concurrency == 9  # concurrency is per URL
         generations = run(backend, requests)
