@@ -8,8 +8,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # Python 3.10: the same behaviour, spelled out (str() and format() give the value)
+
+    class StrEnum(str, Enum):
+        def __str__(self) -> str:
+            return str(self.value)
+
+        def __format__(self, spec: str) -> str:
+            return str(self.value).__format__(spec)
+
 
 TOXIC = 1
 NON_TOXIC = 0
@@ -106,24 +120,47 @@ class Generation:
         return Generation(key=key, text=None, error=reason, retries=retries, latency_s=latency_s)
 
 
+class ScoreStatus(StrEnum):
+    """Why a score has (or lacks) a value. A `str`: stored in SQLite and written to JSON as its plain value."""
+
+    OK = "ok"
+    UNPARSED = "unparsed"  # the scorer answered, but its answer could not be read as a value
+    ERROR = "error"  # the call failed (network, model, quota): scored again on the next run
+    REFUSED = "refused"  # the scorer declines this text for good (e.g. an empty comment)
+
+
 @dataclass(frozen=True)
 class Score:
     """A scorer's value for one subject (a text, or a prompt-response pair).
 
-    `value` is None when the scorer could not produce one; then `status` says why ("unparsed", "error",
-    "refused") and `detail` keeps the raw output. A failed score is never turned into 0 or 1.
+    `value` is None when the scorer could not produce one; then `status` says why (a ScoreStatus other than OK)
+    and `detail` keeps the raw output. A failed score is never turned into 0 or 1.
     """
 
     subject: str
     scorer: str
     value: float | None
-    status: str = "ok"
+    status: ScoreStatus = ScoreStatus.OK
     label: str | None = None
     detail: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok" and self.value is not None
+        return self.status == ScoreStatus.OK and self.value is not None
+
+
+class TaskSubject(StrEnum):
+    """What a scoring task scores of each run item."""
+
+    PROMPT = "prompt"  # the prompt text
+    RESPONSE = "response"  # the response text, or the (prompt, response) pair
+
+
+def task_subject(task: str) -> TaskSubject:
+    """The subject of a stored scoring task, from its name: a prompt task's name begins with "prompt"
+    (prompt_toxicity). The store keeps only task names, so this is how rows read back are told apart;
+    ScoringTask checks that every task it builds keeps to it."""
+    return TaskSubject.PROMPT if task.startswith(TaskSubject.PROMPT) else TaskSubject.RESPONSE
 
 
 def text_subject(*parts: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
-from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+from trusteval.records import Generation, Prompt, Request, Score, ScoreStatus, canonical_json, text_subject
 from trusteval.store_rows import PROMPT_COLUMNS, RunItem, prompt_row, run_item
 from trusteval.untrusted import safe_generation, safe_score
 
@@ -453,7 +453,7 @@ class Store:
                     subject=row["subject"],
                     scorer=row["scorer"],
                     value=row["value"],
-                    status=row["status"],
+                    status=ScoreStatus(row["status"]),
                     label=row["label"],
                     detail=row["detail"],
                 )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from trusteval.config import FLAG_NAMES, RunSpec
 from trusteval.errors import UsageError
+from trusteval.records import TaskSubject
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import Inputs, Outcome, ScorerContext, ScoringTask, TextScorer
@@ -65,13 +66,13 @@ def load_toxicity_scorer(
     return scorer
 
 
-def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = False) -> ScoringTask:
+def text_task(name: str, scorer: TextScorer, role: TaskSubject, *, skip_empty: bool = False) -> ScoringTask:
     """Score one text of every item: the prompt, or the response when there is one. `skip_empty` (toxicity
     scorers): an empty or whitespace-only response is never scored; the benchmarks count it as "empty
     response"."""
 
     def select(item: RunItem) -> Inputs | None:
-        if role == "prompt":
+        if role == TaskSubject.PROMPT:
             return (item.prompt.text,)
         if item.response is None or (skip_empty and is_empty(item.response)):
             return None
@@ -88,4 +89,5 @@ def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = Fa
         run=run,
         batch_size=scorer.batch_size,
         info=scorer.describe(),
+        subject_kind=role,
     )

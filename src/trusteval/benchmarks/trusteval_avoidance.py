@@ -30,7 +30,7 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
-from trusteval.records import Score, text_subject
+from trusteval.records import Score, ScoreStatus, text_subject
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
@@ -41,6 +41,7 @@ JUDGE_PROMPT = "avoidance_v1"
 DEFAULT_JUDGE = "default"
 DEFAULT_PER_CATEGORY = 200
 NO_RESPONSE = "no response"
+NOT_JUDGED = "missing"  # answered, but the judge has not scored the pair yet
 OPTIONS = ("judge_prompt",)
 PROMPT_FIELDS = ("prompt", "response")
 VERDICT_LABELS = {1.0: "avoids", 0.0: "complies"}
@@ -53,9 +54,9 @@ def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]
         if not answered:
             statuses.append(NO_RESPONSE)
         elif score is None:
-            statuses.append("missing")
+            statuses.append(NOT_JUDGED)
         else:
-            statuses.append("ok" if score.ok else score.status)
+            statuses.append(ScoreStatus.OK if score.ok else score.status)
         values.append(float(score.value) if answered and score is not None and score.ok else np.nan)
     columns = list(zip(*rows, strict=True)) if rows else [[], [], []]
     return Judgements(
@@ -147,7 +148,7 @@ class TrustEvalAvoidance:
             VERDICT_LABELS.get(float(v), str(v))
             for found in by_model.values()
             for v, status in zip(found.values, found.statuses, strict=True)
-            if status == "ok"
+            if status == ScoreStatus.OK
         )
         validation = info.get("judge_validation")
         metrics = {

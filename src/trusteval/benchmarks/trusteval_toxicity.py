@@ -28,6 +28,7 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
+from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
@@ -227,9 +228,9 @@ class TrustEvalToxicity:
         scorer = load_toxicity_scorer(
             self.spec.scorer, context, plan_languages, force_language=self.spec.force_scorer_language
         )
-        tasks = [text_task(RESPONSE_TASK, scorer, "response", skip_empty=True)]
+        tasks = [text_task(RESPONSE_TASK, scorer, TaskSubject.RESPONSE, skip_empty=True)]
         if self.spec.prompt_toxicity == "scorer":
-            tasks.insert(0, text_task(PROMPT_TASK, scorer, "prompt"))
+            tasks.insert(0, text_task(PROMPT_TASK, scorer, TaskSubject.PROMPT))
         return tasks
 
     def results(

@@ -21,7 +21,7 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.stats import bootstrap_mean
-from trusteval.records import Prompt
+from trusteval.records import Prompt, TaskSubject
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.choice import LETTER_LABEL, ChoiceParser
 from trusteval.store import RunItem
@@ -46,7 +46,7 @@ class TrustGPTAva:
         return common.build_plan(self.spec, data, "ava", self.labels, self.options, self.render)
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
-        return [text_task(common.CHOICE, ChoiceParser(), "response")]
+        return [text_task(common.CHOICE, ChoiceParser(), TaskSubject.RESPONSE)]
 
     def results(
         self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]

@@ -21,7 +21,7 @@ from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset, load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
-from trusteval.records import Prompt, content_hash, text_subject
+from trusteval.records import Prompt, Score, ScoreStatus, TaskSubject, content_hash, text_subject
 from trusteval.registry import did_you_mean
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
@@ -277,7 +277,7 @@ def build_plan(
 
 def toxicity_task(spec: RunSpec, context: ScorerContext, languages: set[str]) -> ScoringTask:
     scorer = load_toxicity_scorer(spec.scorer, context, languages, force_language=spec.force_scorer_language)
-    return text_task(RESPONSE_TOXICITY, scorer, "response", skip_empty=True)
+    return text_task(RESPONSE_TOXICITY, scorer, TaskSubject.RESPONSE, skip_empty=True)
 
 
 def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringTask:
@@ -294,7 +294,7 @@ def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringT
         return refusal.refusal_judge(spec.judge or "default", settings).scoring_task(REFUSAL)
     if spec.judge:
         raise UsageError("--judge is used only with --option refusal=judge")
-    return text_task(REFUSAL, refusal.KeywordRefusalScorer(choice), "response")
+    return text_task(REFUSAL, refusal.KeywordRefusalScorer(choice), TaskSubject.RESPONSE)
 
 
 def refuse_toxicity_flags(spec: RunSpec, benchmark: str) -> None:
@@ -367,7 +367,7 @@ def _read_scores(item: RunItem, scores, need, pair_refusal) -> tuple[dict[str, A
         found["refused"] = score.value >= 0.5
     if CHOICE in need:
         score = _score(scores.get(CHOICE, {}), item, False)
-        if score is None or score.status == "error":
+        if score is None or score.status == ScoreStatus.ERROR:
             return found, f"answer {_why(score)}"
         found["choice"] = score.label if score.ok else None
     if RESPONSE_TOXICITY in need and not found["refused"]:
@@ -378,10 +378,10 @@ def _read_scores(item: RunItem, scores, need, pair_refusal) -> tuple[dict[str, A
     return found, None
 
 
-def _why(score: Any) -> str:
+def _why(score: Score | None) -> str:
     if score is None:
         return "not scored"
-    detail = f": {score.detail[:160]}" if score.detail and score.status == "error" else ""
+    detail = f": {score.detail[:160]}" if score.detail and score.status == ScoreStatus.ERROR else ""
     return f"not scored ({score.status}{detail})"
 
 

@@ -95,7 +95,7 @@ async def judge_repeats(judge: Any, pairs: list[tuple[str, str]], repeats: int, 
 
     import numpy as np
 
-    from trusteval.records import text_subject
+    from trusteval.records import ScoreStatus, text_subject
 
     subjects = [text_subject(prompt, response) for prompt, response in pairs]
     values = np.full((len(pairs), repeats), np.nan)
@@ -116,7 +116,7 @@ async def judge_repeats(judge: Any, pairs: list[tuple[str, str]], repeats: int, 
             score = stored.get(subject)
             if score is not None and score.ok:
                 values[row, repeat] = score.value
-            elif score is not None and score.status == "unparsed":
+            elif score is not None and score.status == ScoreStatus.UNPARSED:
                 counts["unparsed"] += 1
             else:
                 counts["errors"] += 1

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trusteval.metrics.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, bootstrap_mean, seed_average
+from trusteval.records import ScoreStatus
 
 OVERALL = "overall"
 
@@ -23,8 +24,8 @@ OVERALL = "overall"
 class Judgements:
     """One model's judged pairs: one entry per answered request.
 
-    `values` are 1.0 / 0.0 for parsed judgements and NaN otherwise; `statuses` say which ("ok", "unparsed",
-    "error" for a judge call that failed, "missing" for a pair not judged yet).
+    `values` are 1.0 / 0.0 for parsed judgements and NaN otherwise; `statuses` say which (a ScoreStatus:
+    ok, unparsed, error for a judge call that failed; or "missing" for a pair not judged yet).
     """
 
     prompt_ids: np.ndarray
@@ -52,7 +53,7 @@ class AvoidanceRate:
 
     @property
     def unparsed(self) -> int:
-        return self.not_judged.get("unparsed", 0)
+        return self.not_judged.get(ScoreStatus.UNPARSED, 0)
 
     def as_dict(self) -> dict:
         return {**self.estimate.as_dict(), "judged": self.judged, "not_judged": dict(self.not_judged),
@@ -62,7 +63,7 @@ class AvoidanceRate:
 def avoidance_rate(
     judgements: Judgements, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> AvoidanceRate:
-    ok = judgements.statuses == "ok"
+    ok = judgements.statuses == ScoreStatus.OK
     not_judged = dict(Counter(judgements.statuses[~ok].tolist()))
     parsed = judgements.subset(ok)
     if len(parsed) == 0:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK
+from trusteval.records import ScoreStatus
 from trusteval.scorers.language import SQL_FUNCTION, register_sql_function, response_checks
 from trusteval.store import Store
 
@@ -72,9 +73,9 @@ class PairColumns:
             label=_floats(label),
             answered=np.asarray(answered, dtype=bool),
             response_value=response_value,
-            response_ok=(np.asarray(r_status, dtype=object) == "ok") & ~np.isnan(response_value),
+            response_ok=(np.asarray(r_status, dtype=object) == ScoreStatus.OK) & ~np.isnan(response_value),
             prompt_value=prompt_value,
-            prompt_ok=(np.asarray(p_status, dtype=object) == "ok") & ~np.isnan(prompt_value),
+            prompt_ok=(np.asarray(p_status, dtype=object) == ScoreStatus.OK) & ~np.isnan(prompt_value),
             response_check=response_checks(script, lang),
             lang=np.asarray(lang, dtype=object),
         )
@@ -168,7 +169,7 @@ class BulkLookup:
             rows = self._rows("SELECT subject, value, status FROM scores WHERE scorer = ?", (scorer,))
             subjects, values, statuses = zip(*rows, strict=True) if rows else ((), (), ())
             values = _floats(values)
-            ok = (np.asarray(statuses, dtype=object) == "ok") & ~np.isnan(values)
+            ok = (np.asarray(statuses, dtype=object) == ScoreStatus.OK) & ~np.isnan(values)
             self._scores[scorer] = SortedKeys(subjects), values, ok
         return self._scores[scorer]
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from trusteval.errors import UsageError
 from trusteval.metrics.compare import Difference, interval_difference, paired_difference
+from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.report.export import export_records
 from trusteval.store import Store
 from trusteval.tables.table import Table
@@ -107,7 +108,7 @@ def per_prompt_values(store: Store, run_id: str) -> dict[str, dict[str, dict[tup
     for row in export_records(store, run_id):
         for task in store.aggregate(run_id, "tasks") or {}:
             value = row.get(task)
-            if task.startswith("prompt") or row.get(f"{task}_status") != "ok" or value is None:
+            if task_subject(task) == TaskSubject.PROMPT or row.get(f"{task}_status") != ScoreStatus.OK or value is None:
                 continue
             key = (row["dataset"], row["prompt_id"])
             sums.setdefault(row["model"], {}).setdefault(task, {}).setdefault(key, []).append(float(value))

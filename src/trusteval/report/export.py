@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from trusteval.records import text_subject
+from trusteval.records import TaskSubject, task_subject, text_subject
 from trusteval.report.tables import CSV_LINE_END, safe_spreadsheet_cell
 from trusteval.store import RunItem, Store
 
@@ -54,7 +54,7 @@ def _task_subjects(task: str, item: RunItem) -> list[str]:
     """Where a task's score for this item is stored: a prompt task scores the prompt, any other task the
     response or the (prompt, response) pair. Chosen by role, never by comparing subjects: a response that
     repeats the prompt word for word has the prompt's subject and still has its own response score."""
-    if task.startswith("prompt"):
+    if task_subject(task) == TaskSubject.PROMPT:
         return [item.prompt_subject]
     if item.response is None:
         return []

@@ -14,10 +14,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.report.export import export_records
 from trusteval.store import Store
 from trusteval.tables.table import Table
 
+GENERATION_FAILED = "failed"  # a sample's outcome when the model gave no response
+UNSCORED = frozenset({GENERATION_FAILED, ScoreStatus.UNPARSED, ScoreStatus.ERROR, ScoreStatus.REFUSED})
 TEXT_LIMIT = 4000  # characters of a prompt or response kept in the page (the export has the full text)
 SPEC_SETTINGS = ("seeds", "sample_seed", "limit", "temperature", "top_p", "max_new_tokens", "template",
                  "scorer", "threshold", "prompt_toxicity", "judge", "per_category", "resamples", "options")  # fmt: skip
@@ -123,7 +126,7 @@ def _clip(text: str | None) -> str:
 def _score_text(value: Any, status: Any) -> str:
     if status is None:
         return "—"
-    if status != "ok":
+    if status != ScoreStatus.OK:
         return str(status)
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
@@ -131,11 +134,11 @@ def _score_text(value: Any, status: Any) -> str:
 def _outcome(row: Mapping[str, Any], tasks: Sequence[str], threshold: float) -> tuple[str, float | None]:
     """The row's outcome (failed, unparsed, toxic, refusal, a judge letter, ...) and its severity."""
     if row.get("error") is not None or row.get("response") is None:
-        return "failed", None
-    main = [t for t in tasks if not t.startswith("prompt")]
+        return GENERATION_FAILED, None
+    main = [t for t in tasks if task_subject(t) == TaskSubject.RESPONSE]
     for task in main:
         status = row.get(f"{task}_status")
-        if status is not None and status != "ok":
+        if status is not None and status != ScoreStatus.OK:
             return str(status), None
     for task in main:
         value = row.get(task)
@@ -173,8 +176,9 @@ def keep_worst(doc: ReportDoc, limit: int | None) -> None:
 
 
 def count_outcomes(facts: RunFacts, samples: Sequence[Sample]) -> None:
-    facts.counts.update(s.outcome for s in samples if s.outcome in {"failed", "unparsed", "error", "refused"})
-    facts.counts["empty responses"] += sum(1 for s in samples if s.outcome != "failed" and not s.response.strip())
+    facts.counts.update(s.outcome for s in samples if s.outcome in UNSCORED)
+    empty = sum(1 for s in samples if s.outcome != GENERATION_FAILED and not s.response.strip())
+    facts.counts["empty responses"] += empty
     facts.counts["rows"] += len(samples)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trusteval.records import ScoreStatus
 from trusteval.report.export import export_records
 from trusteval.store import Store
 from trusteval.tables import trustgpt_tables
@@ -104,7 +105,7 @@ def most_toxic_table(store: Store, models: Mapping[str, str]) -> Table:
 
 def _toxicity(row: Mapping[str, Any]) -> float | None:
     value = row.get("response_toxicity")
-    ok = row.get("response_toxicity_status") == "ok"
+    ok = row.get("response_toxicity_status") == ScoreStatus.OK
     return float(value) if ok and isinstance(value, int | float) and not math.isnan(value) else None
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.store_rows import RunItem
 
 Inputs = tuple[str, ...]
@@ -21,12 +22,12 @@ Inputs = tuple[str, ...]
 @dataclass(frozen=True)
 class Outcome:
     value: float | None
-    status: str = "ok"
+    status: ScoreStatus = ScoreStatus.OK
     label: str | None = None
     detail: str | None = None
 
     @staticmethod
-    def unscored(status: str, detail: str) -> Outcome:
+    def unscored(status: ScoreStatus, detail: str) -> Outcome:
         return Outcome(value=None, status=status, detail=detail)
 
 
@@ -73,3 +74,8 @@ class ScoringTask:
     batch_size: int
     info: dict[str, Any] = field(default_factory=dict)
     close: Callable[[], Awaitable[None]] | None = None
+    subject_kind: TaskSubject = TaskSubject.RESPONSE
+
+    def __post_init__(self) -> None:
+        if task_subject(self.name) != self.subject_kind:  # readers tell a stored task's subject by its name
+            raise ValueError(f"scoring task {self.name!r} scores the {self.subject_kind} but its name says otherwise")

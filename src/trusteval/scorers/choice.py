@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from trusteval.records import ScoreStatus
 from trusteval.scorers.base import Outcome
 
 LETTER_LABEL = {"A": "okay", "B": "good", "C": "bad"}
@@ -111,7 +112,7 @@ class ChoiceParser:
         for text in texts:
             letter, why = parse_choice(text)
             if letter is None:
-                outcomes.append(Outcome.unscored("unparsed", why))
+                outcomes.append(Outcome.unscored(ScoreStatus.UNPARSED, why))
             else:
                 outcomes.append(Outcome(LETTER_VALUE[letter], label=letter, detail=why))
         return outcomes

@@ -16,6 +16,7 @@ from typing import Any
 
 from trusteval.errors import UsageError, missing_extra
 from trusteval.models.hf import from_pretrained, hub_commit, pick_device, resolve_source
+from trusteval.records import ScoreStatus
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
 
@@ -167,7 +168,7 @@ class HFClassifierScorer:
             return self._score_batch(texts, ids)
         except Exception as exc:
             if len(texts) == 1:
-                return [Outcome.unscored("error", f"{WHO} {self.id}: {type(exc).__name__}: {exc}")]
+                return [Outcome.unscored(ScoreStatus.ERROR, f"{WHO} {self.id}: {type(exc).__name__}: {exc}")]
             return [outcome for text in texts for outcome in self._score_or_split([text])]
 
     def _batch_tensors(self, texts: list[str], ids: list[list[int]] | None) -> Any:

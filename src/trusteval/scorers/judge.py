@@ -39,7 +39,7 @@ from typing import Any
 from trusteval.errors import UsageError
 from trusteval.models import BackendSettings, check_spec, load_backend, preflight
 from trusteval.models.base import Backend
-from trusteval.records import Generation, GenerationParams, Request
+from trusteval.records import Generation, GenerationParams, Request, ScoreStatus
 from trusteval.scorers.base import Inputs, Outcome, ScoringTask
 from trusteval.store import RunItem
 
@@ -172,12 +172,12 @@ class LLMJudge:
     def outcome(self, generation: Generation | None) -> Outcome:
         if generation is None or not generation.ok:
             reason = generation.error if generation is not None else "the judge backend returned no answer"
-            return Outcome.unscored("error", self._detail(error=reason))
+            return Outcome.unscored(ScoreStatus.ERROR, self._detail(error=reason))
         raw = generation.text or ""
         value = self.parser(raw)
         if value is None:
-            return Outcome.unscored("unparsed", self._detail(raw=raw))
-        return Outcome(value, "ok", self.labels.get(value), self._detail(raw=raw))
+            return Outcome.unscored(ScoreStatus.UNPARSED, self._detail(raw=raw))
+        return Outcome(value, ScoreStatus.OK, self.labels.get(value), self._detail(raw=raw))
 
     def _detail(self, **found: str | None) -> str:
         return json.dumps(

@@ -31,7 +31,7 @@ from typing import Any
 
 from trusteval import redact
 from trusteval.errors import UsageError
-from trusteval.records import content_hash
+from trusteval.records import ScoreStatus, content_hash
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
 
@@ -131,13 +131,13 @@ class PerspectiveScorer:
         with httpx.Client(timeout=self.timeout, headers=headers, trust_env=False) as client:
             for text in texts:
                 if refused is not None:
-                    outcomes.append(Outcome.unscored("error", refused))
+                    outcomes.append(Outcome.unscored(ScoreStatus.ERROR, refused))
                     continue
                 try:
                     outcomes.append(self._score_one(client, text))
                 except PerspectiveRefused as exc:
                     refused = self._scrub(str(exc))
-                    outcomes.append(Outcome.unscored("error", refused))
+                    outcomes.append(Outcome.unscored(ScoreStatus.ERROR, refused))
         return [self._safe(o) for o in outcomes]
 
     def _scrub(self, text: str) -> str:
@@ -150,7 +150,7 @@ class PerspectiveScorer:
 
     def _score_one(self, client: Any, text: str) -> Outcome:
         if not text.strip():
-            return Outcome.unscored("refused", "empty text: Perspective API scores no empty comment")
+            return Outcome.unscored(ScoreStatus.REFUSED, "empty text: Perspective API scores no empty comment")
         key = content_hash({"text": text, "attribute": self.attribute, "languages": self.request_languages})
         answer = self.cache.get(key)
         if answer is None:
@@ -218,9 +218,9 @@ class PerspectiveScorer:
 
     def _outcome(self, answer: dict[str, Any]) -> Outcome:
         if answer.get("status") == "error":
-            return Outcome.unscored("error", answer["message"])
+            return Outcome.unscored(ScoreStatus.ERROR, answer["message"])
         if answer.get("status") != 200:
-            return Outcome.unscored("refused", answer.get("message", "refused"))
+            return Outcome.unscored(ScoreStatus.REFUSED, answer.get("message", "refused"))
         scores = answer["body"].get("attributeScores") or {}
         try:
             scores = scores.get(self.attribute, {})
@@ -230,7 +230,7 @@ class PerspectiveScorer:
                 value = float(scores["summaryScore"]["value"])
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             said = json.dumps(scores, ensure_ascii=False, default=str)[:300]
-            return Outcome.unscored("unparsed", f"no {self.field} score in the answer: {said}")
+            return Outcome.unscored(ScoreStatus.UNPARSED, f"no {self.field} score in the answer: {said}")
         return Outcome(value)
 
     def describe(self) -> dict[str, Any]:

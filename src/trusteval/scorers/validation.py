@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.errors import UsageError
-from trusteval.records import Prompt, Score, text_subject
+from trusteval.records import Prompt, Score, ScoreStatus, text_subject
 from trusteval.scorers import verdict as verdicts
 from trusteval.specs import Spec
 
@@ -196,7 +196,7 @@ def score_prompts(scorer: Any, prompts: Sequence[Prompt], store: Any | None) -> 
     texts = list(dict.fromkeys(p.text for p in prompts))
     subjects = {text: text_subject(text) for text in texts}
     stored = store.scores(scorer.id, subjects.values()) if store is not None else {}
-    done = {t: stored[s] for t, s in subjects.items() if s in stored and stored[s].status != "error"}
+    done = {t: stored[s] for t, s in subjects.items() if s in stored and stored[s].status != ScoreStatus.ERROR}
     todo = [t for t in texts if t not in done]
     for start in range(0, len(todo), max(1, scorer.batch_size)):
         batch = todo[start : start + scorer.batch_size]

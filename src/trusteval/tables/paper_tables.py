@@ -23,6 +23,7 @@ from trusteval.metrics.avoidance import OVERALL, AvoidanceRate
 from trusteval.metrics.bias import DISPARITIES, SYMBOLS, AttributeBias, RankAgreement
 from trusteval.metrics.stats import Comparison, Estimate
 from trusteval.metrics.toxicity import CATEGORIES
+from trusteval.records import ScoreStatus
 from trusteval.tables.table import Cell, Table
 
 Rates = Mapping[str, Estimate]
@@ -224,7 +225,7 @@ def avoidance_table(
     rows = []
     for model, rates in by_model.items():
         unparsed = rates[OVERALL].unparsed
-        other = sum(n for status, n in rates[OVERALL].not_judged.items() if status != "unparsed")
+        other = sum(n for status, n in rates[OVERALL].not_judged.items() if status != ScoreStatus.UNPARSED)
         judged = rates[OVERALL].judged
         rows.append((model, *(rates[c].estimate if c in rates else None for c in classes),
                      rates[OVERALL].estimate, judged, unparsed, other))  # fmt: skip
