@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from trusteval.pipeline import RunSummary
     from trusteval.store import Store
 
+    StoreLike = Store | str | os.PathLike[str]  # an open Store, or the workspace folder that holds one
+
 
 def _pandas() -> Any:
     try:
@@ -39,7 +41,7 @@ def _pandas() -> Any:
 
 
 @contextmanager
-def _opened(store: Any) -> Iterator[Store]:
+def _opened(store: StoreLike) -> Iterator[Store]:
     from trusteval.store import STORE_FILENAME, Store
 
     if isinstance(store, Store):
@@ -60,7 +62,7 @@ def _check(store: Store, run_id: str) -> None:
         raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; trusteval.runs(store) lists them")
 
 
-def runs(store: Any) -> pd.DataFrame:
+def runs(store: StoreLike) -> pd.DataFrame:
     """One row per run: run_id, benchmark, dataset, status, created_at, updated_at (UTC), items, models."""
     pandas = _pandas()
     with _opened(store) as opened:
@@ -74,7 +76,7 @@ def runs(store: Any) -> pd.DataFrame:
     return frame
 
 
-def rows(store: Any, run_id: str) -> pd.DataFrame:
+def rows(store: StoreLike, run_id: str) -> pd.DataFrame:
     """A run's rows as `trusteval export` writes them: prompt, response, error, and each task's score and status."""
     from trusteval.report.export import export_records
 
@@ -95,7 +97,7 @@ def _flatten(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str
         yield path, {"value": value}
 
 
-def metrics(store: Any, run_id: str) -> pd.DataFrame:
+def metrics(store: StoreLike, run_id: str) -> pd.DataFrame:
     """A run's metrics, one row each: model (when the metric is per model), metric path, value, low, high, n."""
     from trusteval.report.results import run_results
 

@@ -12,12 +12,16 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.commands import COMMAND_MODULES
 from trusteval.errors import TrustEvalError
 from trusteval.jsonout import print_json
 from trusteval.safetext import console_text, one_line
+
+if TYPE_CHECKING:
+    from trusteval.pipeline import RunSummary
+    from trusteval.store import Store
 
 EXIT_COMPLETE = 0
 EXIT_INCOMPLETE = 3  # the run is stored but some answers or scores failed: run the same command again
@@ -72,7 +76,7 @@ STATUS_NOTES = {
 }
 
 
-def _run_parser(commands: Any) -> None:
+def _run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser("run", help="evaluate models on a benchmark (resumable)", epilog=EXIT_CODES_HELP)
     run.add_argument("--spec", help="YAML run spec; flags override its keys")
     run.add_argument("--model", dest="models", action="append", help="model spec; repeat for several models")
@@ -206,7 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_COMPLETE if summary.status == "complete" else EXIT_INCOMPLETE
 
 
-def _print_summary(summary: Any) -> None:
+def _print_summary(summary: RunSummary) -> None:
     from rich.console import Console
 
     from trusteval.report.tables import print_tables
@@ -309,7 +313,7 @@ def _samples(value: int | None) -> int | None:
     return value
 
 
-def _check_run(store: Any, run_id: str) -> None:
+def _check_run(store: Store, run_id: str) -> None:
     from trusteval.errors import UsageError
 
     if store.run_info(run_id) is None:
@@ -331,7 +335,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_to_file(store: Any, run_id: str, path: str, fmt: str) -> int:
+def _export_to_file(store: Store, run_id: str, path: str, fmt: str) -> int:
     from trusteval.errors import UsageError
     from trusteval.report.export import export_rows
 

@@ -26,13 +26,18 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.data import load_dataset, sample_prompts
 from trusteval.data.sources import DataContext, sha256_file
 from trusteval.errors import UsageError
 from trusteval.models.base import ModelSpec
 from trusteval.records import Prompt
+
+if TYPE_CHECKING:
+    from trusteval.config import RunSpec
+    from trusteval.models import BackendSettings
+    from trusteval.progress import ProgressSink
 
 TEMPLATE_VERSION = "translate-zh@1"
 TEMPLATE = (
@@ -91,7 +96,7 @@ def template_for(target_lang: str, template_file: str | None) -> tuple[str, str]
     return TEMPLATE.replace("Simplified Chinese", LANGUAGE_NAMES[target_lang]), f"translate-{target_lang}@1"
 
 
-def run_spec(job: TranslationJob, store: str, data_dir: str | None, cache_dir: str | None) -> Any:
+def run_spec(job: TranslationJob, store: str, data_dir: str | None, cache_dir: str | None) -> RunSpec:
     from trusteval.config import RunSpec
 
     return RunSpec(
@@ -113,7 +118,7 @@ def run_spec(job: TranslationJob, store: str, data_dir: str | None, cache_dir: s
 
 
 async def translate(
-    job: TranslationJob, spec: Any, data: DataContext, settings: Any, progress: Any
+    job: TranslationJob, spec: RunSpec, data: DataContext, settings: BackendSettings, progress: ProgressSink
 ) -> TranslationResult:
     """Plan, generate (resumable, through the pipeline's generate stage), then write the output files."""
     from trusteval.benchmarks.base import Plan, plan_requests, render_messages

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("compare", help="compare two runs: differences with intervals and tests")
     parser.add_argument("run_a", metavar="RUN_A", help="the reference run (e.g. before safety tuning)")
     parser.add_argument("run_b", metavar="RUN_B", help="the run compared with it (e.g. after)")

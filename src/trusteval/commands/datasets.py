@@ -10,7 +10,10 @@ import argparse
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trusteval.data.sources import DataContext
 
 
 def add_data_flags(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +53,7 @@ def store_folder(value: str | None, env: Mapping[str, str]) -> str:
     return resolve(value, env)
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     datasets = commands.add_parser("datasets", help="inspect datasets: counts, label and class mappings")
     actions = datasets.add_subparsers(dest="datasets_command", required=True)
     show = actions.add_parser("show", help="counts per class and label, mapping tables, source hashes")
@@ -59,7 +62,7 @@ def register(commands: Any) -> None:
     show.set_defaults(handler=cmd_show)
 
 
-def describe_dataset(raw: str, context: Any) -> str:
+def describe_dataset(raw: str, context: DataContext) -> str:
     import sys
 
     from trusteval.data import DATASETS, parse_dataset_spec

@@ -21,15 +21,21 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.safetext import one_line
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from trusteval.scorers.judge import LLMJudge
+    from trusteval.store import Store
 
 RESERVED_COLUMNS = ("prompt", "response", "id")
 LABEL_VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     judge = commands.add_parser("judge", help="LLM-judge tools")
     actions = judge.add_subparsers(dest="judge_command", required=True)
     validate = actions.add_parser("validate", help="compare an LLM judge with human labels (Table 9)")
@@ -89,7 +95,9 @@ def _label(path: Path, line: int, field: str, value: Any) -> int:
     return LABEL_VALUES[text]
 
 
-async def judge_repeats(judge: Any, pairs: list[tuple[str, str]], repeats: int, store: Any) -> tuple[Any, dict]:
+async def judge_repeats(
+    judge: LLMJudge, pairs: list[tuple[str, str]], repeats: int, store: Store
+) -> tuple[np.ndarray, dict[str, Any]]:
     """(pairs x repeats) judge values (NaN when not parsed) and counts; each repeat's judgements are stored."""
     import random
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.safetext import one_line
 
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
-def register(commands: Any) -> None:
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("merge", help="join stores (e.g. of --shard runs) into one and recompute tables")
     parser.add_argument("stores", nargs="+", help="workspace folders to read")
     parser.add_argument("--into", required=True, help="workspace folder to write (created if missing)")
@@ -49,7 +52,7 @@ def _missing_text(outcome: dict[str, Any]) -> str:
     return f"; shards missing: {', '.join(missing)} (merge them too)" if missing else ""
 
 
-def _finish_run(store: Any, run_id: str, missing: list[str]) -> dict[str, Any]:
+def _finish_run(store: Store, run_id: str, missing: list[str]) -> dict[str, Any]:
     """Recompute the joined run's metrics and tables from its rows; a run with shards missing is incomplete."""
     from trusteval.report.results import run_results
 

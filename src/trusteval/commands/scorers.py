@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
 
+if TYPE_CHECKING:
+    from trusteval.scorers.validation import ValidationReport
 
-def register(commands: Any) -> None:
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scorers = commands.add_parser("scorers", help="scorer tools: validity on labelled data, description")
     actions = scorers.add_subparsers(dest="scorers_command", required=True)
     validate = actions.add_parser("validate", help="ROC AUC, accuracy, macro-F1 and calibration on a dataset")
@@ -102,7 +105,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_report(report: Any, run_id: str) -> None:
+def _print_report(report: ValidationReport, run_id: str) -> None:
     from rich.console import Console
 
     from trusteval.report.tables import print_tables

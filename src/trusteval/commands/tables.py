@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.safetext import one_line
+
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
 FORMATS = ("md", "csv", "tex")
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "tables", help="the papers' tables (TrustEval 5-10, TrustGPT) from every matching run in a store"
     )
@@ -119,7 +122,7 @@ def _runs_used(metrics: list[dict[str, Any]]) -> dict[str, list[str]]:
     return used
 
 
-def _check_runs(store: Any, run_ids: list[str] | None) -> None:
+def _check_runs(store: Store, run_ids: list[str] | None) -> None:
     from trusteval.errors import UsageError
     from trusteval.scorers.judge_validity import VALIDATION_RUN_PREFIX
 

@@ -14,13 +14,17 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
 from trusteval.safetext import one_line
 
+if TYPE_CHECKING:
+    from trusteval.config import RunSpec
+    from trusteval.translation import TranslationJob
 
-def register(commands: Any) -> None:
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     translate = commands.add_parser("translate", help="translate a dataset with any model into a new dataset file")
     translate.add_argument("--dataset", required=True, help="source dataset spec, e.g. hatexplain or toxicspans")
     translate.add_argument("--output", "-o", required=True, help="output file, *.jsonl (metadata: *.meta.json)")
@@ -84,7 +88,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _checked_spec(job: Any, args: argparse.Namespace, data_dir: Path | None) -> Any:
+def _checked_spec(job: TranslationJob, args: argparse.Namespace, data_dir: Path | None) -> RunSpec:
     from pydantic import ValidationError
 
     from trusteval.errors import UsageError

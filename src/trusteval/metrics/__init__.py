@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from trusteval.api import StoreLike
 
 
 class _CallablePackage(types.ModuleType):
-    def __call__(self, store: Any, run_id: str) -> Any:
+    def __call__(self, store: StoreLike, run_id: str) -> pd.DataFrame:
         from trusteval.api import metrics
 
         return metrics(store, run_id)

@@ -151,7 +151,7 @@ def bias_pvalues(metrics: Metrics) -> Any:
 def _error_bars(estimates: Sequence[Mapping[str, Any]]) -> list[list[float]]:
     """Distances from each value down to its interval's low end and up to its high end (0 where undefined)."""
 
-    def gap(a: Any, b: Any) -> float:
+    def gap(a: float | None, b: float | None) -> float:
         return 0.0 if a is None or b is None or math.isnan(a) or math.isnan(b) else abs(a - b)
 
     return [[gap(e["value"], e["low"]) for e in estimates], [gap(e["high"], e["value"]) for e in estimates]]

@@ -11,11 +11,14 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.metrics.stats import Estimate
 from trusteval.safetext import console_text, latex_text, markdown_text
 from trusteval.tables.table import Cell, Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's CRLF: with it the csv module quotes any cell holding CR or LF. With "\n" alone a bare CR stays
@@ -126,7 +129,7 @@ def write_tables(tables: Sequence[Table], folder: Path, formats: Sequence[str] =
     return written
 
 
-def print_tables(tables: Sequence[Table], console: Any) -> None:
+def print_tables(tables: Sequence[Table], console: Console) -> None:
     """Render to a rich Console (stderr or stdout, the caller decides). Every text is shown literally: a
     dataset's class name or a server's message is neither Rich markup nor a terminal escape sequence. A table
     of models wider than the console shows long model names as M1, M2, ... with a legend (report.console)."""

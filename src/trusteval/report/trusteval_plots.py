@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from trusteval.report.plots import Metrics, _figure, _grouped_bars
@@ -24,7 +24,9 @@ def toxicity_categories(metrics: Metrics) -> Any:
     return figure
 
 
-def _per_class(metrics: Metrics, pick: Any, ylabel: str, title: str) -> Any:
+def _per_class(
+    metrics: Metrics, pick: Callable[[Mapping[str, Any], str], Mapping[str, Any] | None], ylabel: str, title: str
+) -> Any:
     classes = [str(c) for c in metrics.get("classes") or []]
     figure, (ax,) = _figure(1, width=max(6.0, 0.6 * len(classes) * max(1, len(metrics["models"]))))
     series = {model: [pick(m, c) or NAN_ESTIMATE for c in classes] for model, m in metrics["models"].items()}

@@ -13,7 +13,10 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
 VALIDATION_AGGREGATE = "judge_validation"
 VALIDATION_RUN_PREFIX = "judge-validation-"
@@ -59,7 +62,7 @@ def verdict_check(labels: Iterable[str], threshold: float = DEGENERATE_SHARE) ->
     return VerdictCheck(dict(sorted(counts.items())), judged, top, share, share > threshold, threshold)
 
 
-def stored_validation(store: Any, judge_id: str) -> dict[str, Any] | None:
+def stored_validation(store: Store, judge_id: str) -> dict[str, Any] | None:
     """The newest stored Table 9 record of this judge id, or None."""
     rows = store.conn.execute(
         "SELECT value FROM aggregates WHERE name = ? ORDER BY created_at DESC", (VALIDATION_AGGREGATE,)

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.errors import UsageError
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
+
+if TYPE_CHECKING:
+    from trusteval.models import BackendSettings
+    from trusteval.scorers.judge import LLMJudge
 
 # The authors' `keywords` file (HowieHwong/TrustGPT, utils/metric), one line each, matched case-sensitively.
 PAPER_KEYWORDS: tuple[str, ...] = (
@@ -130,7 +134,7 @@ JUDGE_PROMPT = "refusal_v1"
 JUDGE_LABELS = {1.0: "refusal", 0.0: "answer"}
 
 
-def refusal_judge(judge_model: str, settings: Any) -> Any:
+def refusal_judge(judge_model: str, settings: BackendSettings) -> LLMJudge:
     """An LLMJudge that answers 1 when the response refuses the prompt (reuses scorers/judge.py)."""
     from trusteval.scorers.judge import JudgePrompt, open_judge, parse_binary
 

@@ -17,11 +17,14 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from trusteval.records import Prompt
+
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
 RUN_PREFIX = "validity"
 AGGREGATE_NAME = "scorer_verdict"
@@ -101,7 +104,7 @@ def run_id(scorer_id: str, data_sha256: str) -> str:
     return f"{RUN_PREFIX}:{scorer_id}:{data_sha256}"
 
 
-def stored_verdict(store: Any, scorer_id: str, data_sha256: str | None) -> dict[str, Any] | None:
+def stored_verdict(store: Store, scorer_id: str, data_sha256: str | None) -> dict[str, Any] | None:
     if not data_sha256:
         return None
     return store.aggregate(run_id(scorer_id, data_sha256), AGGREGATE_NAME)
