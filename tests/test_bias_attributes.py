@@ -17,6 +17,7 @@ from trusteval.errors import UsageError
 from trusteval.metrics.bias import attribute_bias
 from trusteval.metrics.toxicity import Pairs
 from trusteval.records import Prompt
+from trusteval.scorers.base import ScorerInfo
 from trusteval.tables.paper_tables import bias_seed_table
 
 
@@ -36,7 +37,7 @@ WORKED = {"a": [1, 1, 0, 0, 0], "b": [1, 1, 1, 1, 1], "none": [0, 0, 0, 0, 0]}
 
 def _bias(**options):
     spec = RunSpec(benchmark="trusteval-bias", seeds=[0], resamples=50, options=options)
-    return TrustEvalBias(spec).bias_results({"m": _pairs(WORKED)}, {}, ["a", "b", "none"])
+    return TrustEvalBias(spec).bias_results({"m": _pairs(WORKED)}, ScorerInfo(), ["a", "b", "none"])
 
 
 def test_none_is_left_out_of_sigma_delta_rho_by_default():

@@ -15,6 +15,7 @@ from trusteval.benchmarks.trusteval_avoidance import TrustEvalAvoidance
 from trusteval.config import RunSpec
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import Judgements
+from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge import JudgePrompt
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 
@@ -47,7 +48,7 @@ def test_verdict_check_flags_one_verdict_above_95_percent():
 
 def test_table10_flags_a_degenerate_judge_and_says_it_is_not_validated():
     bench = TrustEvalAvoidance(RunSpec(benchmark="trusteval-avoidance", seeds=[0], resamples=10))
-    info = {"judge": "scripted", "scorer": "judge/x", "judge_validation": None}
+    info = ScorerInfo({"judge": "scripted", "scorer": "judge/x"})
     results = bench.results_from_judgements({"m": _judgements([1.0] * 20)}, info, ["a", "b"])
     assert results.metrics["judge_degenerate"] is True and results.metrics["judge_validated"] is False
     assert results.metrics["judge_verdicts"]["counts"] == {"avoids": 20}

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from trusteval.records import Score, ScoreStatus, TaskSubject, task_subject
-from trusteval.scorers.base import ScoringTask
+from trusteval.scorers.base import ScorerInfo, ScoringTask
 from trusteval.store import STORE_FILENAME, Store
 
 
@@ -55,3 +55,15 @@ def test_a_scoring_task_whose_name_misleads_readers_is_refused():
         ScoringTask("toxicity", "s", lambda item: None, _nothing, 1, subject_kind=TaskSubject.PROMPT)
     task = ScoringTask("prompt_toxicity", "s", lambda item: None, _nothing, 1, subject_kind=TaskSubject.PROMPT)
     assert task.subject_kind is TaskSubject.PROMPT
+
+
+def test_scorer_info_reads_the_stored_dict_and_writes_it_back_in_the_same_order():
+    stored = {"scorer": "tfidf@1", "test_accuracy": 0.9, "validation_note": "valid on x", "validity": None,
+              "validity_detail": {"verdict": "valid"}, "judge_validation": {"kappa": 0.5}}  # fmt: skip
+    info = ScorerInfo.from_stored(stored)
+    assert info.described == {"scorer": "tfidf@1", "test_accuracy": 0.9}
+    assert (info.validation_note, info.validity, info.judge_validation) == ("valid on x", None, {"kappa": 0.5})
+    assert list(info.as_dict().items()) == [(k, v) for k, v in stored.items() if k != "judge_validation"]
+    assert info.scorer_id("fallback") == "tfidf@1" and ScorerInfo().scorer_id("fallback") == "fallback"
+    assert ScorerInfo({"id": "a", "scorer": "b"}).scorer_id(None) == "a"
+    assert "validity" not in ScorerInfo.from_stored({"scorer": "s"}).as_dict()  # never looked up: not written

@@ -163,6 +163,11 @@ def task_subject(task: str) -> TaskSubject:
     return TaskSubject.PROMPT if task.startswith(TaskSubject.PROMPT) else TaskSubject.RESPONSE
 
 
+def ok_value(score: Score | None) -> float | None:
+    """A score's value when it is ok, else None (not scored, failed, unparsed, refused)."""
+    return score.value if score is not None and score.ok else None
+
+
 def text_subject(*parts: str) -> str:
     """The subject key of a text (or a tuple of texts): its content hash."""
     return content_hash(list(parts))

@@ -16,7 +16,7 @@ from trusteval.data import LoadedDataset
 from trusteval.data.sources import DataContext
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
-from trusteval.scorers.base import ScorerContext, ScoringTask
+from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.store import RunItem
 from trusteval.tables.table import Table
 
@@ -44,6 +44,12 @@ class Results:
 
 
 ScoreBook = Mapping[str, Mapping[str, Score]]  # task name -> subject -> score
+StoredScorerInfo = Mapping[str, Mapping[str, Any]]  # task name -> ScorerInfo in its stored form (a dict)
+
+
+def task_scorer(scorer_info: StoredScorerInfo, task: str) -> ScorerInfo:
+    """The typed ScorerInfo of one task's scorer (empty when the run has no such task)."""
+    return ScorerInfo.from_stored(scorer_info.get(task))
 
 
 class Benchmark(Protocol):
@@ -54,9 +60,7 @@ class Benchmark(Protocol):
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]: ...
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results: ...
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results: ...
 
 
 def render_messages(template: str, text: str, system: str | None = None) -> tuple[tuple[str, str], ...]:

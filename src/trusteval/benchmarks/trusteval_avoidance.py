@@ -22,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, plan_requests, render_messages
+from trusteval.benchmarks.base import (
+    Plan,
+    Results,
+    ScoreBook,
+    StoredScorerInfo,
+    plan_requests,
+    render_messages,
+    task_scorer,
+)
 from trusteval.benchmarks.common import refuse_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
@@ -30,8 +38,8 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
-from trusteval.records import Score, ScoreStatus, text_subject
-from trusteval.scorers.base import ScorerContext, ScoringTask
+from trusteval.records import Score, ScoreStatus, ok_value, text_subject
+from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
 from trusteval.tables import paper_tables
@@ -57,8 +65,9 @@ def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]
             statuses.append(NOT_JUDGED)
         else:
             statuses.append(ScoreStatus.OK if score.ok else score.status)
-        values.append(float(score.value) if answered and score is not None and score.ok else np.nan)
-    columns = list(zip(*rows, strict=True)) if rows else [[], [], []]
+        value = ok_value(score) if answered else None
+        values.append(float(value) if value is not None else np.nan)
+    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if rows else [(), (), ()]
     return Judgements(
         prompt_ids=np.asarray(columns[0], dtype=object),
         seeds=np.asarray(columns[1], dtype=int),
@@ -131,15 +140,13 @@ class TrustEvalAvoidance:
         judge = open_judge(self.spec.judge or DEFAULT_JUDGE, settings, prompt, parse_binary, labels=AVOIDANCE_LABELS)
         return [judge.scoring_task(JUDGE_TASK)]
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
         by_model = collect_judgements(items, scores.get(JUDGE_TASK, {}))
         classes = sorted({item.prompt.category or "all" for item in items})
-        return self.results_from_judgements(by_model, scorer_info.get(JUDGE_TASK, {}), classes)
+        return self.results_from_judgements(by_model, task_scorer(scorer_info, JUDGE_TASK), classes)
 
     def results_from_judgements(
-        self, by_model: Mapping[str, Judgements], info: Mapping[str, Any], classes: Sequence[str]
+        self, by_model: Mapping[str, Judgements], info: ScorerInfo, classes: Sequence[str]
     ) -> Results:
         rates: dict[str, dict[str, AvoidanceRate]] = {
             model: avoidance_by_category(found, resamples=self.spec.resamples) for model, found in by_model.items()
@@ -150,10 +157,10 @@ class TrustEvalAvoidance:
             for v, status in zip(found.values, found.statuses, strict=True)
             if status == ScoreStatus.OK
         )
-        validation = info.get("judge_validation")
+        validation = info.judge_validation
         metrics = {
             "dataset": self.dataset_name,
-            "judge": {k: v for k, v in info.items() if k != "judge_validation"},
+            "judge": info.as_dict(),
             "judge_verdicts": check.as_dict(),
             "judge_degenerate": check.degenerate,
             "judge_validated": validation is not None,

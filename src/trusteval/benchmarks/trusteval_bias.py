@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.benchmarks.base import Plan, Results, ScoreBook
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
 from trusteval.benchmarks.trusteval_toxicity import (
     RESPONSE_TASK,
     ModelPairs,
@@ -35,6 +35,7 @@ from trusteval.errors import UsageError
 from trusteval.metrics import scorer_bias
 from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, copy_values, response_families
+from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.identity import groups_for, language_of
 from trusteval.store import RunItem
 from trusteval.tables import paper_tables
@@ -110,12 +111,10 @@ class TrustEvalBias(TrustEvalToxicity):
         responses = (item.response for item in items if item.response and item.response.strip())
         return all_texts([*response_families(responses, lang, terms), *builtin_families(lang, terms)])
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
         classes = dataset_classes([item.prompt for item in items])
-        results = self.bias_results(by_model, scorer_info.get(RESPONSE_TASK, {}), classes)
+        results = self.bias_results(by_model, task_scorer(scorer_info, RESPONSE_TASK), classes)
         values = copy_values(scores.get(RESPONSE_TASK, {}), self.counterfactual_texts(items),
                              rate_threshold=self.spec.threshold)  # fmt: skip
         models = results.metrics["models"]
@@ -135,9 +134,7 @@ class TrustEvalBias(TrustEvalToxicity):
         control = scorer_bias.control(families, values, groups, resamples=self.spec.resamples)
         return {**control, "flags": class_flags(control, found)}
 
-    def bias_results(
-        self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any], classes: Sequence[str]
-    ) -> Results:
+    def bias_results(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo, classes: Sequence[str]) -> Results:
         """Metrics and tables from classified pairs; `classes` are those of the dataset selection."""
         compared = self.attribute_classes(classes)
         left_out = {

@@ -20,7 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, plan_requests, render_messages
+from trusteval.benchmarks.base import (
+    Plan,
+    Results,
+    ScoreBook,
+    StoredScorerInfo,
+    plan_requests,
+    render_messages,
+    task_scorer,
+)
 from trusteval.benchmarks.common import load_toxicity_scorer, refuse_options, text_task
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
@@ -28,8 +36,8 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
-from trusteval.records import TaskSubject
-from trusteval.scorers.base import ScorerContext, ScoringTask
+from trusteval.records import TaskSubject, ok_value
+from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 from trusteval.tables import paper_tables
@@ -80,19 +88,19 @@ def collect_pairs(
             if off_language_policy == "exclude":
                 missing["off-language response"] += 1
                 continue
-        response_score = scores[RESPONSE_TASK].get(item.response_subject or "")
-        if response_score is None or not response_score.ok:
+        response_value = ok_value(scores[RESPONSE_TASK].get(item.response_subject or ""))
+        if response_value is None:
             missing["response not scored"] += 1
             continue
         if prompt_source == "label":
             prompt_toxic = item.prompt.label == 1
         else:
-            prompt_score = scores[PROMPT_TASK].get(item.prompt_subject)
-            if prompt_score is None or not prompt_score.ok:
+            prompt_value = ok_value(scores[PROMPT_TASK].get(item.prompt_subject))
+            if prompt_value is None:
                 missing["prompt not scored"] += 1
                 continue
-            prompt_toxic = float(prompt_score.value) >= threshold
-        response_toxic = float(response_score.value) >= threshold
+            prompt_toxic = float(prompt_value) >= threshold
+        response_toxic = float(response_value) >= threshold
         rows.append((item.prompt.id, item.seed, prompt_toxic, response_toxic, item.prompt.category or "all"))
     return {
         model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model, set()))
@@ -103,7 +111,7 @@ def collect_pairs(
 def _model_pairs(
     model: str, rows: list[tuple[str, int, bool, bool, str]], skipped: Counter, off=None, checked=None, langs=()
 ) -> ModelPairs:
-    columns = list(zip(*rows, strict=True)) if rows else [[], [], [], [], []]
+    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     pairs = Pairs(
         prompt_ids=np.asarray(columns[0], dtype=object),
         seeds=np.asarray(columns[1], dtype=int),
@@ -184,13 +192,13 @@ def summary_json(model_pairs: ModelPairs, overall, per_category, policy: str = "
     }
 
 
-def scorer_notes(spec: RunSpec, info: Mapping[str, Any]) -> list[str]:
+def scorer_notes(spec: RunSpec, info: ScorerInfo) -> list[str]:
     """Which scorer made the table, its held-out accuracy and, when one is stored, its validation on this
-    dataset (`info["validation_note"]`)."""
+    dataset (`info.validation_note`)."""
     scorer_line = f"Toxicity scorer: {info.get('scorer', spec.scorer)}, toxic at score >= {spec.threshold}"
-    if "test_accuracy" in info:
-        scorer_line += f" (held-out accuracy {info['test_accuracy']}, macro-F1 {info.get('test_macro_f1')})"
-    return [scorer_line, *([str(info["validation_note"])] if info.get("validation_note") else [])]
+    if "test_accuracy" in info.described:
+        scorer_line += f" (held-out accuracy {info.get('test_accuracy')}, macro-F1 {info.get('test_macro_f1')})"
+    return [scorer_line, *([info.validation_note] if info.validation_note else [])]
 
 
 def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
@@ -233,13 +241,11 @@ class TrustEvalToxicity:
             tasks.insert(0, text_task(PROMPT_TASK, scorer, TaskSubject.PROMPT))
         return tasks
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
-        return self.results_from_pairs(by_model, scorer_info.get(RESPONSE_TASK, {}))
+        return self.results_from_pairs(by_model, task_scorer(scorer_info, RESPONSE_TASK))
 
-    def results_from_pairs(self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any]) -> Results:
+    def results_from_pairs(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> Results:
         """Metrics and tables from classified pairs (a stored run, or every run in a store: report.collect)."""
         metrics: dict[str, Any] = {"dataset": self.dataset_name, "models": {}}
         overall, per_category = {}, {}
@@ -250,7 +256,7 @@ class TrustEvalToxicity:
         metrics["warnings"] = [n for n in notes if n.startswith("WARNING")]
         return Results(metrics, self._tables(overall, per_category, notes, len(scorer_notes(self.spec, info))))
 
-    def _notes(self, by_model: Mapping[str, ModelPairs], info: Mapping[str, Any]) -> tuple[str, ...]:
+    def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> tuple[str, ...]:
         source = "the scorer" if self.spec.prompt_toxicity == "scorer" else "dataset labels"
         return (
             *scorer_notes(self.spec, info),

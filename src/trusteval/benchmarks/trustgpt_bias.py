@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import scorer_bias
@@ -84,9 +84,7 @@ class TrustGPTBias:
         means = {g: d["average_toxicity"]["value"] for g, d in model["by_group"].items()}
         return {**found, "flags": control_flags(found, model["std_by_type"], means)}
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL, common.RESPONSE_TOXICITY), pair_refusal=self.refusal == "judge",
             exclude_off_language=self.exclude_off_language,
@@ -100,8 +98,8 @@ class TrustGPTBias:
             "models": {model: self._model(answers, skipped[model]) for model, answers in by_model.items()},
             "statistic": "average toxicity",
             "scorers": {
-                "toxicity": common.scorer_id(scorer_info.get(common.RESPONSE_TOXICITY, {}), self.spec.scorer),
-                "refusal": common.scorer_id(scorer_info.get(common.REFUSAL, {}), self.refusal),
+                "toxicity": common.scorer_id(task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
+                "refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal),
             },
         }
         values = copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
@@ -119,7 +117,7 @@ class TrustGPTBias:
         by_group = {}
         for group, group_type in self.group_type.items():
             mine = [a for a in answers if a.prompt.attributes.get("group") == group]
-            samples[group] = [a.toxicity for a in mine if not a.refused]
+            samples[group] = [a.scored_toxicity for a in mine if not a.refused]
             refused = [bool(a.refused) for a in mine]
             by_group[group] = {
                 "type": group_type,
@@ -151,8 +149,8 @@ class TrustGPTBias:
 
     def _notes(self, items, scorer_info, skipped) -> tuple[str, ...]:
         return (
-            common.scorer_note("Toxicity scorer", scorer_info.get(common.RESPONSE_TOXICITY, {}), self.spec.scorer),
-            common.scorer_note("Refusal detector", scorer_info.get(common.REFUSAL, {}), self.refusal)
+            common.scorer_note("Toxicity scorer", task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
+            common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal)
             + " (refusals are left out of the averages and tests)",
             *common.data_notes(items),
             common.generation_note(self.spec),

@@ -23,7 +23,7 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt, Score, ScoreStatus, TaskSubject, content_hash, text_subject
 from trusteval.registry import did_you_mean
-from trusteval.scorers.base import ScorerContext, ScoringTask
+from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 
@@ -316,6 +316,13 @@ class Answer:
     refused: bool | None
     choice: str | None
 
+    @property
+    def scored_toxicity(self) -> float:
+        """The toxicity of an answer that was not refused (collect_answers keeps none without one)."""
+        if self.toxicity is None:
+            raise ValueError(f"answer {self.prompt.id} (seed {self.seed}) of {self.model} has no toxicity score")
+        return self.toxicity
+
 
 def _score(scores: Mapping[str, Any], item: RunItem, pair: bool) -> Any:
     subject = text_subject(item.prompt.text, item.response or "") if pair else item.response_subject or ""
@@ -468,17 +475,17 @@ def data_notes(items: Sequence[RunItem]) -> list[str]:
     return notes
 
 
-def scorer_id(info: Mapping[str, Any], fallback: str | None) -> str | None:
+def scorer_id(info: ScorerInfo, fallback: str | None) -> str | None:
     """The id that keys a scorer's stored scores (`id` when its description has one, else `scorer`)."""
-    return info.get("id") or info.get("scorer") or fallback
+    return info.scorer_id(fallback)
 
 
-def scorer_note(role: str, info: Mapping[str, Any], fallback: str | None) -> str:
-    line = f"{role}: {scorer_id(info, fallback)}"
-    if "test_roc_auc" in info:
-        line += f" (held-out ROC AUC {info['test_roc_auc']}, accuracy {info.get('test_accuracy')})"
-    if "note" in info:
-        line += f"; {info['note']}"
-    if role.startswith("Toxicity") and info.get("validation_note"):
-        line += f". {info['validation_note']}"
+def scorer_note(role: str, info: ScorerInfo, fallback: str | None) -> str:
+    line = f"{role}: {info.scorer_id(fallback)}"
+    if "test_roc_auc" in info.described:
+        line += f" (held-out ROC AUC {info.get('test_roc_auc')}, accuracy {info.get('test_accuracy')})"
+    if "note" in info.described:
+        line += f"; {info.get('note')}"
+    if role.startswith("Toxicity") and info.validation_note:
+        line += f". {info.validation_note}"
     return line

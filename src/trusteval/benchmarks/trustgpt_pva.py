@@ -8,11 +8,11 @@ rewrite_my (off).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
@@ -45,9 +45,7 @@ class TrustGPTPva:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [common.refusal_task(self.spec, self.refusal, context)]
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL,), pair_refusal=self.refusal == "judge"
         )
@@ -56,9 +54,9 @@ class TrustGPTPva:
             result["models"][model] = {label: self._rta(answers, label) for label in self.labels}
             result["models"][model]["skipped"] = dict(skipped[model])
         result["generation"] = common.generation_settings(self.spec)
-        result["scorers"] = {"refusal": common.scorer_id(scorer_info.get(common.REFUSAL, {}), self.refusal)}
+        result["scorers"] = {"refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal)}
         notes = (
-            common.scorer_note("Refusal detector", scorer_info.get(common.REFUSAL, {}), self.refusal),
+            common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal),
             *common.data_notes(items),
             common.generation_note(self.spec),
             "Good norms were asked for toxic content, bad norms for benign content; okay norms left out. "

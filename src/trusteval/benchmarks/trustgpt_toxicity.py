@@ -10,13 +10,13 @@ as "empty response", so they are in no length bin); responses not in English by 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
@@ -56,9 +56,7 @@ class TrustGPTToxicity:
             common.toxicity_task(self.spec, context, plan_languages),
         ]
 
-    def results(
-        self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: Mapping[str, dict[str, Any]]
-    ) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL, common.RESPONSE_TOXICITY), pair_refusal=self.refusal == "judge",
             exclude_off_language=self.exclude_off_language,
@@ -84,8 +82,8 @@ class TrustGPTToxicity:
             }
         result["generation"] = common.generation_settings(self.spec)
         result["scorers"] = {
-            "toxicity": common.scorer_id(scorer_info.get(common.RESPONSE_TOXICITY, {}), self.spec.scorer),
-            "refusal": common.scorer_id(scorer_info.get(common.REFUSAL, {}), self.refusal),
+            "toxicity": common.scorer_id(task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
+            "refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal),
         }
         notes = (*self._notes(items, scorer_info, skipped), *common.language_notes(languages))
         result["warnings"] = [n for n in notes if n.startswith("WARNING")]
@@ -108,12 +106,12 @@ class TrustGPTToxicity:
 
     def _length(self, answers: list[common.Answer]) -> list[dict]:
         kept = [a for a in answers if not a.refused]
-        return metrics.length_bins([metrics.word_count(a.response) for a in kept], [a.toxicity for a in kept])
+        return metrics.length_bins([metrics.word_count(a.response) for a in kept], [a.scored_toxicity for a in kept])
 
     def _notes(self, items, scorer_info, skipped) -> tuple[str, ...]:
         return (
-            common.scorer_note("Toxicity scorer", scorer_info.get(common.RESPONSE_TOXICITY, {}), self.spec.scorer),
-            common.scorer_note("Refusal detector", scorer_info.get(common.REFUSAL, {}), self.refusal)
+            common.scorer_note("Toxicity scorer", task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
+            common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal)
             + " (refusals are left out of the averages)",
             *common.data_notes(items),
             common.generation_note(self.spec),

@@ -179,7 +179,7 @@ def ava_accuracies(truth: Sequence[str], predicted: Sequence[str | None]) -> dic
 # -- distributions -------------------------------------------------------------------------------------------
 
 
-def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
+def histogram(values: Sequence[float] | np.ndarray, bins: int = HISTOGRAM_BINS) -> list[int]:
     """Counts of toxicity scores in `bins` equal bins over [0, 1]."""
     counts, _ = np.histogram(np.asarray(values, dtype=float), bins=bins, range=(0.0, 1.0))
     return counts.astype(int).tolist()

@@ -39,9 +39,10 @@ from trusteval.metrics.stats import pairwise_ztests
 from trusteval.metrics.toxicity import Pairs
 from trusteval.records import text_subject
 from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
+from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, register_sql_function
-from trusteval.scorers.validation import scorer_info_for
+from trusteval.scorers.validation import scorer_info
 from trusteval.store import Store
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table
@@ -337,13 +338,13 @@ def _group_tables(
     if group.benchmark == "trusteval-avoidance":
         judged, classes = _read_all(group, lambda run, models: read_judgements(store, run, models))
         judge_id = group.latest.tasks.get(JUDGE_TASK, "")
-        info = {**(store.scorer_info(judge_id) or {}), "judge_validation": stored_validation(store, judge_id)}
+        info = ScorerInfo(store.scorer_info(judge_id) or {}, judge_validation=stored_validation(store, judge_id))
         results = TrustEvalAvoidance(spec).results_from_judgements(judged, info, sorted(classes))
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))
     scorer_id = group.latest.tasks.get(RESPONSE_TASK, "")
     data_sha = (store.aggregate(group.latest.run_id, "data") or {}).get("content_sha256")
-    info = scorer_info_for(store, scorer_id, group.dataset, data_sha)
+    info = scorer_info(store, scorer_id, group.dataset, data_sha)
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
         return results.tables, {"metrics": results.metrics}

@@ -133,13 +133,17 @@ def paired_rows(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str], 
     return rows
 
 
+def _stored_spec(store: Store, run_id: str) -> dict[str, Any]:
+    info = store.run_info(run_id)
+    if info is None:
+        raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")
+    return info["spec"]
+
+
 def compare_runs(store: Store, run_a: str, run_b: str, resamples: int = 2000) -> Comparison:
     from trusteval.report.results import run_results
 
-    for run_id in (run_a, run_b):
-        if store.run_info(run_id) is None:
-            raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")
-    spec_a, spec_b = (store.run_info(r)["spec"] for r in (run_a, run_b))
+    spec_a, spec_b = (_stored_spec(store, r) for r in (run_a, run_b))
     pairs = pair_models(list(spec_a["models"]), list(spec_b["models"]))
     rows = paired_rows(store, run_a, run_b, pairs, resamples)
     rows += stored_rows(run_results(store, run_a).metrics, run_results(store, run_b).metrics, pairs)

@@ -88,7 +88,7 @@ def _setting(value: Any) -> str:
 
 def run_facts(store: Store, run_id: str) -> RunFacts:
     """Models, data with sha256, settings, scorers with their validity, dates and stage timings of a run."""
-    from trusteval.scorers.validation import scorer_info_for
+    from trusteval.scorers.validation import scorer_info
 
     info = store.run_info(run_id) or {}
     spec: dict[str, Any] = info.get("spec", {})
@@ -108,10 +108,11 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
     facts.entries += [(key.replace("_", " "), _setting(spec.get(key))) for key in SPEC_SETTINGS if key in spec]
     for task, scorer_id in (store.aggregate(run_id, "tasks") or {}).items():
         facts.entries.append((f"scorer ({task})", scorer_id))
-        known = scorer_info_for(store, scorer_id, str(info.get("dataset", "")))
-        for key in ("validity", "verdict", "validation_note"):
-            if known.get(key):
-                facts.entries.append((f"{key.replace('_', ' ')} ({task})", _setting(known[key])))
+        known = scorer_info(store, scorer_id, str(info.get("dataset", "")))
+        for key, value in (("validity", known.validity), ("verdict", known.get("verdict")),
+                           ("validation note", known.validation_note)):  # fmt: skip
+            if value:
+                facts.entries.append((f"{key} ({task})", _setting(value)))
     timings = dict(store.aggregate(run_id, "timings") or [])
     facts.entries += [(f"time, latest invocation: {stage}", f"{seconds:.2f} s") for stage, seconds in timings.items()]
     return facts
@@ -123,7 +124,7 @@ def _clip(text: str | None) -> str:
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + f" … [{len(text) - TEXT_LIMIT} more characters]"
 
 
-def _score_text(value: Any, status: Any) -> str:
+def _score_text(value: float | None, status: ScoreStatus | None) -> str:
     if status is None:
         return "—"
     if status != ScoreStatus.OK:

@@ -27,13 +27,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval import redact
 from trusteval.errors import UsageError
 from trusteval.records import ScoreStatus, content_hash
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_BASE_URL = "https://commentanalyzer.googleapis.com"
 API_VERSION = "v1alpha1"
@@ -148,7 +151,7 @@ class PerspectiveScorer:
             return outcome
         return Outcome(outcome.value, outcome.status, outcome.label, self._scrub(outcome.detail))
 
-    def _score_one(self, client: Any, text: str) -> Outcome:
+    def _score_one(self, client: httpx.Client, text: str) -> Outcome:
         if not text.strip():
             return Outcome.unscored(ScoreStatus.REFUSED, "empty text: Perspective API scores no empty comment")
         key = content_hash({"text": text, "attribute": self.attribute, "languages": self.request_languages})
@@ -297,7 +300,7 @@ def _error_message(response: Answer) -> str:
         return " ".join(response.text[:300].split())
     details = error.get("details")
     details = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
-    kinds = [d.get("errorType") or d.get("reason") for d in details if d.get("errorType") or d.get("reason")]
+    kinds = [str(d.get("errorType") or d.get("reason")) for d in details if d.get("errorType") or d.get("reason")]
     message = str(error.get("message", ""))[:300]
     return f"{message} [{', '.join(kinds)}]" if kinds else message
 

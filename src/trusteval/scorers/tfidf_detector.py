@@ -209,7 +209,8 @@ def save(detector: TrainedDetector, folder: Path) -> None:
     weights = folder / "weights.npz"
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npz")
     os.close(fd)
-    np.savez(tmp, coef=detector.coef, intercept=np.array([detector.intercept]), **arrays)
+    # numpy's stub matches **arrays against its `allow_pickle: bool` keyword
+    np.savez(tmp, coef=detector.coef, intercept=np.array([detector.intercept]), **arrays)  # type: ignore[arg-type]
     os.replace(tmp, weights)
     card = {**detector.card, "weights_sha256": sha256_file(weights)}
     _write_json_atomic(folder / "card.json", card)

@@ -28,7 +28,9 @@ import numpy as np
 from trusteval.errors import UsageError
 from trusteval.records import Prompt, Score, ScoreStatus, text_subject
 from trusteval.scorers import verdict as verdicts
+from trusteval.scorers.base import ScorerInfo, TextScorer
 from trusteval.specs import Spec
+from trusteval.store import Store
 
 AGGREGATE_NAME = "scorer_validation"
 RUN_PREFIX = "validation"
@@ -121,13 +123,15 @@ def binary_metrics(
 def calibration(labels: np.ndarray, scores: np.ndarray, bins: int = BINS) -> Calibration:
     edges = np.linspace(0.0, 1.0, bins + 1)
     which = np.searchsorted(edges[1:-1], scores, side="left")
-    table, ece = [], 0.0
+    table: list[dict[str, float | int | None]] = []
+    ece = 0.0
     for b in range(bins):
         members = which == b
         count = int(members.sum())
-        mean_score = float(scores[members].mean()) if count else None
-        toxic_fraction = float(labels[members].mean()) if count else None
+        mean_score: float | None = None
+        toxic_fraction: float | None = None
         if count:
+            mean_score, toxic_fraction = float(scores[members].mean()), float(labels[members].mean())
             ece += count / len(scores) * abs(mean_score - toxic_fraction)
         table.append(
             {"low": float(edges[b]), "high": float(edges[b + 1]), "count": count,
@@ -153,12 +157,12 @@ def evaluate(
     rule = thresholds or verdicts.Thresholds()
     unlabelled = sum(p.label is None for p in prompts)
     unscored = sum(v is None and p.label is not None for p, v in zip(prompts, values, strict=True))
-    kept = [(p, v) for p, v in zip(prompts, values, strict=True) if p.label is not None and v is not None]
+    kept = [(p, p.label, v) for p, v in zip(prompts, values, strict=True) if p.label is not None and v is not None]
     if not kept:
         raise UsageError(f"dataset '{dataset}' has no labelled, scored items to validate {scorer_id} on")
-    labels = np.array([int(p.label) for p, _ in kept])
-    scores = np.array([float(v) for _, v in kept])
-    categories = np.array([p.category or "-" for p, _ in kept], dtype=object)
+    labels = np.array([int(label) for _, label, _ in kept])
+    scores = np.array([float(v) for _, _, v in kept])
+    categories = np.array([p.category or "-" for p, _, _ in kept], dtype=object)
     by_category = {
         str(c): binary_metrics(labels[categories == c], scores[categories == c], threshold, rule, resamples)
         for c in sorted(set(categories.tolist()))
@@ -191,7 +195,7 @@ def validation_run_id(scorer_id: str, dataset_spec: str) -> str:
     return f"{RUN_PREFIX}:{scorer_id}:{dataset_key(dataset_spec)}"
 
 
-def score_prompts(scorer: Any, prompts: Sequence[Prompt], store: Any | None) -> list[float | None]:
+def score_prompts(scorer: TextScorer, prompts: Sequence[Prompt], store: Store | None) -> list[float | None]:
     """Scores of every prompt text, reusing and filling the store's scores table when a store is given."""
     texts = list(dict.fromkeys(p.text for p in prompts))
     subjects = {text: text_subject(text) for text in texts}
@@ -211,7 +215,7 @@ def score_prompts(scorer: Any, prompts: Sequence[Prompt], store: Any | None) -> 
     return [done[p.text].value if done[p.text].ok else None for p in prompts]
 
 
-def store_report(store: Any, report: ValidationReport, dataset_spec: str) -> str:
+def store_report(store: Store, report: ValidationReport, dataset_spec: str) -> str:
     """Store the full report under the dataset spec and the verdict under the data's content hash."""
     run_id = validation_run_id(report.scorer, dataset_spec)
     store.register_scorer(report.scorer, report.scorer_info)
@@ -244,7 +248,7 @@ def verdict_record(report: ValidationReport) -> dict[str, Any]:
     }
 
 
-def validation_note(store: Any, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> str | None:
+def validation_note(store: Store, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> str | None:
     """The line to print under a table computed with `scorer_id` on this data: the verdict in words when the
     scorer was validated on data with this content hash, else the older note kept under the dataset spec,
     else None (`trusteval scorers validate`)."""
@@ -263,14 +267,18 @@ def validation_note(store: Any, scorer_id: str, dataset_name: str, data_sha256: 
     )
 
 
-def scorer_info_for(store: Any, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> dict[str, Any]:
+def scorer_info(store: Store, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> ScorerInfo:
     """What the store knows of a scorer, with its validation note and verdict on this data when there is one."""
-    info = dict(store.scorer_info(scorer_id) or {})
-    note = validation_note(store, scorer_id, dataset_name, data_sha256)
-    if note:
-        info["validation_note"] = note
     found = verdicts.stored_verdict(store, scorer_id, data_sha256)
-    info["validity"] = found["verdict"] if found else ("not validated" if data_sha256 else None)
-    if found:
-        info["validity_detail"] = found
-    return info
+    return ScorerInfo(
+        described=store.scorer_info(scorer_id) or {},
+        validation_note=validation_note(store, scorer_id, dataset_name, data_sha256),
+        validity=found["verdict"] if found else ("not validated" if data_sha256 else None),
+        validity_detail=found or None,
+        validity_looked_up=True,
+    )
+
+
+def scorer_info_for(store: Store, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> dict[str, Any]:
+    """scorer_info() in its stored form: one dict, the description with the validation keys beside it."""
+    return scorer_info(store, scorer_id, dataset_name, data_sha256).as_dict()
