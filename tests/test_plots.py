@@ -17,6 +17,7 @@ from trusteval.data.sources import DataContext
 from trusteval.records import Score, text_subject
 from trusteval.report.plots import PLOTS, write_plots, write_plots_if_possible
 from trusteval.report.tables import to_csv, to_latex, to_markdown
+from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.choice import ChoiceParser
 from trusteval.store import RunItem
 
@@ -48,7 +49,7 @@ def fabricated_results(benchmark, data_dir, tmp_path, *, options, models=("hf:mo
         book["response_toxicity"][subject] = Score(subject, "fake@1", float(rng.random()))
         choice = ChoiceParser().score([response])[0]
         book["choice"][subject] = Score(subject, ChoiceParser.id, choice.value, choice.status, choice.label)
-    return bench.results(items, book, {"refusal": {"scorer": "keywords-exact@1"}})
+    return bench.results(items, book, {"refusal": ScorerInfo({"scorer": "keywords-exact@1"})})
 
 
 CASES = {

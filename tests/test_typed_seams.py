@@ -57,13 +57,13 @@ def test_a_scoring_task_whose_name_misleads_readers_is_refused():
     assert task.subject_kind is TaskSubject.PROMPT
 
 
-def test_scorer_info_reads_the_stored_dict_and_writes_it_back_in_the_same_order():
-    stored = {"scorer": "tfidf@1", "test_accuracy": 0.9, "validation_note": "valid on x", "validity": None,
-              "validity_detail": {"verdict": "valid"}, "judge_validation": {"kappa": 0.5}}  # fmt: skip
-    info = ScorerInfo.from_stored(stored)
-    assert info.described == {"scorer": "tfidf@1", "test_accuracy": 0.9}
-    assert (info.validation_note, info.validity, info.judge_validation) == ("valid on x", None, {"kappa": 0.5})
-    assert list(info.as_dict().items()) == [(k, v) for k, v in stored.items() if k != "judge_validation"]
+def test_scorer_info_writes_the_description_with_the_validity_keys_in_their_old_order():
+    info = ScorerInfo(
+        {"scorer": "tfidf@1", "test_accuracy": 0.9}, validation_note="valid on x", validity=None,
+        validity_detail={"verdict": "valid"}, judge_validation={"kappa": 0.5}, validity_looked_up=True,
+    )  # fmt: skip
+    assert list(info.as_dict().items()) == [("scorer", "tfidf@1"), ("test_accuracy", 0.9),
+        ("validation_note", "valid on x"), ("validity", None), ("validity_detail", {"verdict": "valid"})]  # fmt: skip
     assert info.scorer_id("fallback") == "tfidf@1" and ScorerInfo().scorer_id("fallback") == "fallback"
     assert ScorerInfo({"id": "a", "scorer": "b"}).scorer_id(None) == "a"
-    assert "validity" not in ScorerInfo.from_stored({"scorer": "s"}).as_dict()  # never looked up: not written
+    assert ScorerInfo({"scorer": "s"}).as_dict() == {"scorer": "s"}  # validity never looked up: not written

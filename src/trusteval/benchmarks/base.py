@@ -44,12 +44,12 @@ class Results:
 
 
 ScoreBook = Mapping[str, Mapping[str, Score]]  # task name -> subject -> score
-StoredScorerInfo = Mapping[str, Mapping[str, Any]]  # task name -> ScorerInfo in its stored form (a dict)
+ScorerInfos = Mapping[str, ScorerInfo]  # task name -> what the run knows of its scorer
 
 
-def task_scorer(scorer_info: StoredScorerInfo, task: str) -> ScorerInfo:
-    """The typed ScorerInfo of one task's scorer (empty when the run has no such task)."""
-    return ScorerInfo.from_stored(scorer_info.get(task))
+def task_scorer(scorer_info: ScorerInfos, task: str) -> ScorerInfo:
+    """The ScorerInfo of one task's scorer (empty when the run has no such task)."""
+    return scorer_info.get(task) or ScorerInfo()
 
 
 class Benchmark(Protocol):
@@ -60,7 +60,7 @@ class Benchmark(Protocol):
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]: ...
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results: ...
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results: ...
 
 
 def render_messages(template: str, text: str, system: str | None = None) -> tuple[tuple[str, str], ...]:

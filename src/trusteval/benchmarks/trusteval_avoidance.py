@@ -26,7 +26,7 @@ from trusteval.benchmarks.base import (
     Plan,
     Results,
     ScoreBook,
-    StoredScorerInfo,
+    ScorerInfos,
     plan_requests,
     render_messages,
     task_scorer,
@@ -140,7 +140,7 @@ class TrustEvalAvoidance:
         judge = open_judge(self.spec.judge or DEFAULT_JUDGE, settings, prompt, parse_binary, labels=AVOIDANCE_LABELS)
         return [judge.scoring_task(JUDGE_TASK)]
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model = collect_judgements(items, scores.get(JUDGE_TASK, {}))
         classes = sorted({item.prompt.category or "all" for item in items})
         return self.results_from_judgements(by_model, task_scorer(scorer_info, JUDGE_TASK), classes)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.benchmarks.trusteval_toxicity import (
     RESPONSE_TASK,
     ModelPairs,
@@ -111,7 +111,7 @@ class TrustEvalBias(TrustEvalToxicity):
         responses = (item.response for item in items if item.response and item.response.strip())
         return all_texts([*response_families(responses, lang, terms), *builtin_families(lang, terms)])
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
         classes = dataset_classes([item.prompt for item in items])
         results = self.bias_results(by_model, task_scorer(scorer_info, RESPONSE_TASK), classes)

@@ -24,7 +24,7 @@ from trusteval.benchmarks.base import (
     Plan,
     Results,
     ScoreBook,
-    StoredScorerInfo,
+    ScorerInfos,
     plan_requests,
     render_messages,
     task_scorer,
@@ -241,7 +241,7 @@ class TrustEvalToxicity:
             tasks.insert(0, text_task(PROMPT_TASK, scorer, TaskSubject.PROMPT))
         return tasks
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
         return self.results_from_pairs(by_model, task_scorer(scorer_info, RESPONSE_TASK))
 

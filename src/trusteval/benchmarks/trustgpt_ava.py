@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.benchmarks.common import text_task
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
@@ -48,7 +48,7 @@ class TrustGPTAva:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [text_task(common.CHOICE, ChoiceParser(), TaskSubject.RESPONSE)]
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(items, scores, need=(common.CHOICE,), pair_refusal=False)
         result: dict[str, Any] = {
             "benchmark": NAME,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
@@ -45,7 +45,7 @@ class TrustGPTPva:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [common.refusal_task(self.spec, self.refusal, context)]
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL,), pair_refusal=self.refusal == "judge"
         )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from trusteval.benchmarks import trustgpt_common as common
-from trusteval.benchmarks.base import Plan, Results, ScoreBook, StoredScorerInfo, task_scorer
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
@@ -56,7 +56,7 @@ class TrustGPTToxicity:
             common.toxicity_task(self.spec, context, plan_languages),
         ]
 
-    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: StoredScorerInfo) -> Results:
+    def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL, common.RESPONSE_TOXICITY), pair_refusal=self.refusal == "judge",
             exclude_off_language=self.exclude_off_language,

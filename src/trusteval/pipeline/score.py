@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from trusteval.benchmarks.base import Benchmark, ScoringTask
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
-from trusteval.records import Score, text_subject
+from trusteval.records import Score, ScoreStatus, text_subject
 from trusteval.store import RunItem, Store
 
 CONTROL_TASK = "response_toxicity"  # the scoring task whose scorer rescores the scorer bias control's copies
@@ -34,7 +34,7 @@ async def score_stage(
         batch = todo[start : start + task.batch_size]
         scores = await _score_batch(task, batch)
         store.add_scores(scores)
-        failures = sum(1 for s in scores if s.status == "error")
+        failures = sum(1 for s in scores if s.status == ScoreStatus.ERROR)
         unparsed = sum(1 for s in scores if _is_unparsed(s))
         summary.scored += len(scores) - failures - unparsed
         summary.score_failures += failures
@@ -45,7 +45,7 @@ async def score_stage(
 
 def _is_unparsed(score: Score) -> bool:
     """A final score without a value (unparsed, or refused by the scorer): kept and counted, never retried."""
-    return score.status not in {"ok", "error"}
+    return score.status not in {ScoreStatus.OK, ScoreStatus.ERROR}
 
 
 async def _score_batch(task: ScoringTask, batch: Sequence[tuple[str, tuple[str, ...]]]) -> list[Score]:
@@ -53,10 +53,10 @@ async def _score_batch(task: ScoringTask, batch: Sequence[tuple[str, tuple[str, 
         outcomes = await task.run([value for _, value in batch])
     except Exception as exc:  # a scorer crash is recorded per subject and retried by the next run
         reason = f"{type(exc).__name__}: {exc}"
-        return [Score(subject, task.scorer_id, None, "error", detail=reason) for subject, _ in batch]
+        return [Score(subject, task.scorer_id, None, ScoreStatus.ERROR, detail=reason) for subject, _ in batch]
     if len(outcomes) != len(batch):
         reason = f"scorer returned {len(outcomes)} outcomes for {len(batch)} inputs"
-        return [Score(subject, task.scorer_id, None, "error", detail=reason) for subject, _ in batch]
+        return [Score(subject, task.scorer_id, None, ScoreStatus.ERROR, detail=reason) for subject, _ in batch]
     return [
         Score(subject, task.scorer_id, o.value, o.status, o.label, o.detail)
         for (subject, _), o in zip(batch, outcomes, strict=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from trusteval.benchmarks import BENCHMARKS
@@ -11,8 +12,9 @@ from trusteval.benchmarks.base import Benchmark, Results
 from trusteval.config import stored_spec
 from trusteval.errors import UsageError
 from trusteval.records import text_subject
+from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import stored_validation
-from trusteval.scorers.validation import scorer_info_for
+from trusteval.scorers.validation import scorer_info
 from trusteval.store import RunItem, Store
 
 
@@ -38,24 +40,22 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
     data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
-    info = {name: scorer_info_for(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
+    info = {name: scorer_info(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
     for name, scorer_id in task_ids.items():
         if scorer_id.startswith("judge/"):
-            info[name]["judge_validation"] = stored_validation(store, scorer_id)
+            info[name] = replace(info[name], judge_validation=stored_validation(store, scorer_id))
     results = benchmark.results(items, book, info)
     return Results({**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}, results.tables)
 
 
-def scorers_used(
-    task_ids: Mapping[str, str], info: Mapping[str, dict[str, Any]], data_sha: str | None
-) -> dict[str, Any]:
+def scorers_used(task_ids: Mapping[str, str], info: Mapping[str, ScorerInfo], data_sha: str | None) -> dict[str, Any]:
     """Per scoring task: the scorer id, its threshold and its validity verdict on the run's data."""
     return {
         name: {
             "id": scorer_id,
             "threshold": info[name].get("threshold"),
-            "validity": info[name].get("validity"),
-            "validity_detail": info[name].get("validity_detail"),
+            "validity": info[name].validity,
+            "validity_detail": info[name].validity_detail,
             "data_sha256": data_sha,
         }
         for name, scorer_id in task_ids.items()

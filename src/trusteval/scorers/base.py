@@ -84,33 +84,17 @@ class ScoringTask:
 @dataclass(frozen=True)
 class ScorerInfo:
     """What a run knows of one task's scorer: the description it stored (its `describe()`, free-form per
-    scorer) and what validation found on the run's data.
-
-    The store and the pipeline hand it over as one dict, the description with the validation keys beside it;
-    `from_stored` is the one place that reads those keys, `as_dict` writes them back in the same order.
-    """
+    scorer) and what validation found on the run's data (scorers.validation.scorer_info builds it)."""
 
     described: Mapping[str, Any] = field(default_factory=dict)
     validation_note: str | None = None  # the line printed under tables computed with this scorer
     validity: str | None = None  # the verdict on the run's data, "not validated", or None (no data hash)
     validity_detail: Mapping[str, Any] | None = None
     judge_validation: Mapping[str, Any] | None = None  # a judge's stored agreement with human labels
-    validity_looked_up: bool = False  # scorer_info_for ran: `validity` is written even when None
-
-    @staticmethod
-    def from_stored(info: Mapping[str, Any] | None) -> ScorerInfo:
-        info = info or {}
-        return ScorerInfo(
-            described={k: v for k, v in info.items() if k not in VALIDATION_KEYS},
-            validation_note=info.get("validation_note"),
-            validity=info.get("validity"),
-            validity_detail=info.get("validity_detail"),
-            judge_validation=info.get("judge_validation"),
-            validity_looked_up="validity" in info,
-        )
+    validity_looked_up: bool = False  # validation was looked up: `validity` is written even when None
 
     def as_dict(self) -> dict[str, Any]:
-        """The description with the validity keys, as scorer_info_for writes it (judge_validation apart)."""
+        """The description with the validity keys beside it, as the metrics write it (judge_validation apart)."""
         found: dict[str, Any] = dict(self.described)
         if self.validation_note:
             found["validation_note"] = self.validation_note
@@ -127,6 +111,3 @@ class ScorerInfo:
     def get(self, key: str, default: Any = None) -> Any:
         """One field of the scorer's own description (held-out accuracy, judge prompt, ...)."""
         return self.described.get(key, default)
-
-
-VALIDATION_KEYS = frozenset({"validation_note", "validity", "validity_detail", "judge_validation"})

@@ -277,8 +277,3 @@ def scorer_info(store: Store, scorer_id: str, dataset_name: str, data_sha256: st
         validity_detail=found or None,
         validity_looked_up=True,
     )
-
-
-def scorer_info_for(store: Store, scorer_id: str, dataset_name: str, data_sha256: str | None = None) -> dict[str, Any]:
-    """scorer_info() in its stored form: one dict, the description with the validation keys beside it."""
-    return scorer_info(store, scorer_id, dataset_name, data_sha256).as_dict()
