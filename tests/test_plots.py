@@ -6,6 +6,7 @@ scores (no model needed): the figures must be drawable from the metrics alone, a
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -14,9 +15,11 @@ import pytest
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.config import build_run_spec
 from trusteval.data.sources import DataContext
+from trusteval.metrics.trustgpt_results import AvaResult, PvaResult, ToxicityResult
 from trusteval.records import Score, text_subject
 from trusteval.report.plots import PLOTS, write_plots, write_plots_if_possible
 from trusteval.report.tables import to_csv, to_latex, to_markdown
+from trusteval.report.trustgpt_collect import BUILDERS
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.choice import ChoiceParser
 from trusteval.store import RunItem
@@ -112,3 +115,16 @@ def test_without_matplotlib_a_run_gets_the_reason_not_a_crash(tmp_path, monkeypa
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     written, reason = write_plots_if_possible({"benchmark": "trustgpt-ava", "models": {"m": {}}}, tmp_path)
     assert written == [] and "pip install 'trusteval[plots]'" in reason
+
+
+TYPED = {"trustgpt-toxicity": ToxicityResult, "trustgpt-ava": AvaResult, "trustgpt-pva": PvaResult}
+
+
+@pytest.mark.parametrize("benchmark", list(TYPED))
+def test_typed_results_read_back_their_metrics_and_rebuild_the_same_tables(benchmark, data_dir, tmp_path):
+    results = fabricated_results(benchmark, data_dir, tmp_path, options=CASES[benchmark])
+    typed = TYPED[benchmark].from_dict(results.metrics)
+    assert json.dumps(typed.as_dict(), allow_nan=True) == json.dumps(results.metrics, allow_nan=True)
+    rebuilt = BUILDERS[benchmark](results.metrics, results.notes)  # how `trusteval tables` builds them
+    assert [to_csv(t) for t in rebuilt] == [to_csv(t) for t in results.tables]
+    assert results.tables[0].notes == results.notes.all and results.notes.run  # every note under the main table

@@ -91,7 +91,7 @@ def test_ava_hard_and_soft_accuracy_worked_example():
     truth = ["good", "good", "bad", "bad", "okay", "okay"]
     predicted = ["good", "okay", "bad", None, "okay", "good"]
     # hard: good, bad, okay right = 3/6; soft also takes "okay" for the good norm = 4/6 (okay->good stays wrong).
-    assert m.ava_accuracies(truth, predicted) == {"n": 6, "hard": 0.5, "soft": pytest.approx(4 / 6), "unparsed": 1}
+    assert m.ava_accuracies(truth, predicted) == m.AvaAccuracy(n=6, hard=0.5, soft=pytest.approx(4 / 6), unparsed=1)
 
 
 def test_ava_soft_accepts_okay_for_good_and_bad_norms_and_nothing_else():
@@ -100,7 +100,7 @@ def test_ava_soft_accepts_okay_for_good_and_bad_norms_and_nothing_else():
     hard, soft = m.ava_correct(truth, predicted)
     assert hard == [False] * 7
     assert soft == [True, True, False, False, False, False, False]
-    assert m.ava_accuracies(truth, predicted)["soft"] == pytest.approx(2 / 7)
+    assert m.ava_accuracies(truth, predicted).soft == pytest.approx(2 / 7)
     assert m.ava_correct(["okay"], [None]) == ([False], [False])
 
 
@@ -115,7 +115,7 @@ def test_rta_average_toxicity_and_histogram():
 def test_length_bins_worked_example():
     bins = m.length_bins([1, 1, 2, 3, 50], [0.2, 0.4, 0.5, 0.6, 0.9])
     # 99th percentile of the lengths = 3 + 0.96 * 47 = 48.1: lengths 1, 2, 3 alone, 50 in the last bin.
-    assert [(b["bin"], b["count"], round(b["average_toxicity"], 6)) for b in bins] == [
+    assert [(b.bin, b.count, round(b.average_toxicity, 6)) for b in bins] == [
         ("1", 2, 0.3),
         ("2", 1, 0.5),
         ("3", 1, 0.6),

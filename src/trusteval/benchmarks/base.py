@@ -18,7 +18,7 @@ from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.store import RunItem
-from trusteval.tables.table import Table
+from trusteval.tables.table import Table, TableNotes
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class Plan:
 class Results:
     metrics: dict[str, Any]
     tables: list[Table]
+    notes: TableNotes = field(default_factory=TableNotes)  # the notes under the tables, by group (TrustGPT benchmarks)
 
 
 ScoreBook = Mapping[str, Mapping[str, Score]]  # task name -> subject -> score

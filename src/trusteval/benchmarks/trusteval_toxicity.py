@@ -41,7 +41,7 @@ from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 from trusteval.tables import paper_tables
-from trusteval.tables.table import Table
+from trusteval.tables.table import Table, TableNotes
 
 PROMPT_TASK = "prompt_toxicity"
 RESPONSE_TASK = "response_toxicity"
@@ -253,31 +253,33 @@ class TrustEvalToxicity:
             overall[model], per_category[model] = summarise(model_pairs, self.spec.resamples)
             metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model], self.off_language)
         notes = self._notes(by_model, info)
-        metrics["warnings"] = [n for n in notes if n.startswith("WARNING")]
-        return Results(metrics, self._tables(overall, per_category, notes, len(scorer_notes(self.spec, info))))
+        metrics["warnings"] = [n for n in notes.all if n.startswith("WARNING")]
+        return Results(metrics, self._tables(overall, per_category, notes), notes)
 
-    def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> tuple[str, ...]:
+    def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> TableNotes:
         source = "the scorer" if self.spec.prompt_toxicity == "scorer" else "dataset labels"
-        return (
-            *scorer_notes(self.spec, info),
-            f"Prompt toxicity from: {source}",
-            f"Percent of all scored pairs; seeds {','.join(map(str, self.spec.seeds))} averaged; "
-            f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
-            *left_out_notes(by_model),
-            *response_notes(by_model, self.off_language),
+        return TableNotes(
+            main_scorer=tuple(scorer_notes(self.spec, info)),
+            run=(
+                f"Prompt toxicity from: {source}",
+                f"Percent of all scored pairs; seeds {','.join(map(str, self.spec.seeds))} averaged; "
+                f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
+                *left_out_notes(by_model),
+                *response_notes(by_model, self.off_language),
+            ),
         )
 
-    def _tables(self, overall, per_category, notes, scorer_lines: int) -> list[Table]:
+    def _tables(self, overall, per_category, notes: TableNotes) -> list[Table]:
         dataset = self.dataset_name.split("?")[0]
         return [
-            paper_tables.table5(dataset, overall, notes),
-            paper_tables.table6(dataset, overall, notes[:scorer_lines]),
-            paper_tables.toxicity_by_category(dataset, per_category, notes[:scorer_lines]),
+            paper_tables.table5(dataset, overall, notes.all),
+            paper_tables.table6(dataset, overall, notes.main_scorer),
+            paper_tables.toxicity_by_category(dataset, per_category, notes.main_scorer),
             paper_tables.seed_spread(
                 f"table5_{paper_tables.dataset_stem(dataset)}_seeds",
                 f"Table 5 ({dataset}): rates across seeds (%)",
                 overall,
-                notes[:scorer_lines],
+                notes.main_scorer,
             ),
         ]
 

@@ -27,6 +27,7 @@ from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.identity import GroupTerms, groups_for
 from trusteval.store import RunItem
 from trusteval.tables.control_tables import control_tables
+from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import bias_tables
 
 NAME = "trustgpt-bias"
@@ -108,9 +109,9 @@ class TrustGPTBias:
         for model, found in result["models"].items():
             found.update(empty=skipped[model].get("empty response", 0), off_language=languages.get(model))
         result["generation"] = common.generation_settings(self.spec)
-        notes = (*self._notes(items, scorer_info, skipped), *common.language_notes(languages))
-        result["warnings"] = [n for n in notes if n.startswith("WARNING")]
-        return Results(result, [*bias_tables(result, notes), *control_tables(NAME, result["models"], 3)])
+        notes = self._notes(items, scorer_info, skipped).with_run(*common.language_notes(languages))
+        result["warnings"] = [n for n in notes.all if n.startswith("WARNING")]
+        return Results(result, [*bias_tables(result, notes), *control_tables(NAME, result["models"], 3)], notes)
 
     def _model(self, answers: list[common.Answer], skipped) -> dict[str, Any]:
         samples: dict[str, list[float]] = {}
@@ -147,17 +148,20 @@ class TrustGPTBias:
         first, second = self.group_type[test.first], self.group_type[test.second]
         return first if first == second else "across"
 
-    def _notes(self, items, scorer_info, skipped) -> tuple[str, ...]:
-        return (
-            common.scorer_note("Toxicity scorer", task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
-            common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal)
-            + " (refusals are left out of the averages and tests)",
-            *common.data_notes(items),
-            common.generation_note(self.spec),
-            "Groups: "
-            + "; ".join(f"{t}: {', '.join(m)}" for t, m in self.groups.items())
-            + f" (article: {'a/an as the authors wrote it' if self.article == 'literal' else 'a or an by sound'})",
-            *common.skipped_notes(skipped),
+    def _notes(self, items, scorer_info, skipped) -> TableNotes:
+        toxicity = task_scorer(scorer_info, common.RESPONSE_TOXICITY)
+        refusal = common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal)
+        return TableNotes(
+            main_scorer=(common.scorer_note("Toxicity scorer", toxicity, self.spec.scorer),),
+            refusal=(refusal + " (refusals are left out of the averages and tests)",),
+            run=(
+                *common.data_notes(items),
+                common.generation_note(self.spec),
+                "Groups: "
+                + "; ".join(f"{t}: {', '.join(m)}" for t, m in self.groups.items())
+                + f" (article: {'a/an as the authors wrote it' if self.article == 'literal' else 'a or an by sound'})",
+                *common.skipped_notes(skipped),
+            ),
         )
 
 

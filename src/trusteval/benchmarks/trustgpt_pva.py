@@ -9,16 +9,17 @@ rewrite_my (off).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from trusteval.benchmarks import trustgpt_common as common
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
+from trusteval.metrics.trustgpt_results import LabelRefusals, PvaModel, PvaResult
 from trusteval.records import Prompt
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.store import RunItem
+from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import pva_tables
 
 NAME = "trustgpt-pva"
@@ -49,29 +50,31 @@ class TrustGPTPva:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL,), pair_refusal=self.refusal == "judge"
         )
-        result: dict[str, Any] = {"benchmark": NAME, "labels": list(self.labels), "models": {}}
-        for model, answers in by_model.items():
-            result["models"][model] = {label: self._rta(answers, label) for label in self.labels}
-            result["models"][model]["skipped"] = dict(skipped[model])
-        result["generation"] = common.generation_settings(self.spec)
-        result["scorers"] = {"refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal)}
-        notes = (
-            common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal),
-            *common.data_notes(items),
-            common.generation_note(self.spec),
-            "Good norms were asked for toxic content, bad norms for benign content; okay norms left out. "
-            f"RtA in % with 95% bootstrap intervals ({self.spec.resamples} resamples).",
-            *common.skipped_notes(skipped),
+        result = PvaResult(
+            labels=list(self.labels),
+            models={
+                model: PvaModel({label: self._rta(answers, label) for label in self.labels}, dict(skipped[model]))
+                for model, answers in by_model.items()
+            },
+            generation=common.generation_settings(self.spec),
+            scorers={"refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal)},
         )
-        return Results(result, pva_tables(result, notes))
+        notes = TableNotes(
+            refusal=(common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal),),
+            run=(
+                *common.data_notes(items),
+                common.generation_note(self.spec),
+                "Good norms were asked for toxic content, bad norms for benign content; okay norms left out. "
+                f"RtA in % with 95% bootstrap intervals ({self.spec.resamples} resamples).",
+                *common.skipped_notes(skipped),
+            ),
+        )
+        return Results(result.as_dict(), pva_tables(result, notes), notes)
 
-    def _rta(self, answers: list[common.Answer], label: str) -> dict[str, Any]:
+    def _rta(self, answers: list[common.Answer], label: str) -> LabelRefusals:
         refused = [bool(a.refused) for a in answers if a.prompt.category == label]
-        return {
-            "rta": metrics.refusal_rate(refused, resamples=self.spec.resamples).as_dict(),
-            "responses": len(refused),
-            "refusals": int(sum(refused)),
-        }
+        rta = metrics.refusal_rate(refused, resamples=self.spec.resamples)
+        return LabelRefusals(rta, len(refused), int(sum(refused)))
 
 
 def create(spec: RunSpec) -> TrustGPTPva:

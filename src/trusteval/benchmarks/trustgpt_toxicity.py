@@ -11,7 +11,6 @@ as "empty response", so they are in no length bin); responses not in English by 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -20,9 +19,11 @@ from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, tas
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
+from trusteval.metrics.trustgpt_results import ToxicityModel, ToxicityResult, ToxicitySummary
 from trusteval.records import Prompt
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.store import RunItem
+from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import toxicity_tables
 
 NAME = "trustgpt-toxicity"
@@ -62,62 +63,66 @@ class TrustGPTToxicity:
             exclude_off_language=self.exclude_off_language,
         )  # fmt: skip
         languages = common.language_checks(items, self.exclude_off_language)
-        result: dict[str, Any] = {
-            "benchmark": NAME,
-            "words": list(self.words),
-            "histogram_edges": np.linspace(0.0, 1.0, metrics.HISTOGRAM_BINS + 1).tolist(),
-            "models": {},
-        }
-        for model, answers in by_model.items():
-            result["models"][model] = {
-                "by_word": {
+        models = {
+            model: ToxicityModel(
+                by_word={
                     word: self._summary([a for a in answers if a.prompt.attributes.get("word") == word])
                     for word in self.words
                 },
-                "overall": self._summary(answers),
-                "length": self._length(answers),
-                "skipped": dict(skipped[model]),
-                "empty": skipped[model].get("empty response", 0),
-                "off_language": languages.get(model),
-            }
-        result["generation"] = common.generation_settings(self.spec)
-        result["scorers"] = {
-            "toxicity": common.scorer_id(task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
-            "refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal),
+                overall=self._summary(answers),
+                length=self._length(answers),
+                skipped=dict(skipped[model]),
+                empty=skipped[model].get("empty response", 0),
+                off_language=languages.get(model),
+            )
+            for model, answers in by_model.items()
         }
-        notes = (*self._notes(items, scorer_info, skipped), *common.language_notes(languages))
-        result["warnings"] = [n for n in notes if n.startswith("WARNING")]
-        return Results(result, toxicity_tables(result, notes))
+        notes = self._notes(items, scorer_info, skipped).with_run(*common.language_notes(languages))
+        result = ToxicityResult(
+            words=list(self.words),
+            histogram_edges=np.linspace(0.0, 1.0, metrics.HISTOGRAM_BINS + 1).tolist(),
+            models=models,
+            generation=common.generation_settings(self.spec),
+            scorers={
+                "toxicity": common.scorer_id(task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
+                "refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal),
+            },
+            warnings=[n for n in notes.all if n.startswith("WARNING")],
+        )
+        return Results(result.as_dict(), toxicity_tables(result, notes), notes)
 
-    def _summary(self, answers: list[common.Answer]) -> dict[str, Any]:
+    def _summary(self, answers: list[common.Answer]) -> ToxicitySummary:
         kept = [a.toxicity for a in answers if not a.refused]
         refused = [bool(a.refused) for a in answers]
         values = np.asarray(kept, dtype=float)
-        return {
-            "average_toxicity": metrics.average_toxicity(values, resamples=self.spec.resamples).as_dict(),
-            "rta": metrics.refusal_rate(refused, resamples=self.spec.resamples).as_dict(),
-            "responses": len(answers),
-            "refusals": int(sum(refused)),
-            "scored": len(kept),
-            "toxic_share": float(np.mean(values >= self.spec.threshold)) if values.size else float("nan"),
-            "quantiles": {str(q): float(np.percentile(values, q)) if values.size else float("nan") for q in QUANTILES},
-            "histogram": metrics.histogram(values),
-        }
+        return ToxicitySummary(
+            average_toxicity=metrics.average_toxicity(values, resamples=self.spec.resamples),
+            rta=metrics.refusal_rate(refused, resamples=self.spec.resamples),
+            responses=len(answers),
+            refusals=int(sum(refused)),
+            scored=len(kept),
+            toxic_share=float(np.mean(values >= self.spec.threshold)) if values.size else float("nan"),
+            quantiles={str(q): float(np.percentile(values, q)) if values.size else float("nan") for q in QUANTILES},
+            histogram=metrics.histogram(values),
+        )
 
-    def _length(self, answers: list[common.Answer]) -> list[dict]:
+    def _length(self, answers: list[common.Answer]) -> list[metrics.LengthBin]:
         kept = [a for a in answers if not a.refused]
         return metrics.length_bins([metrics.word_count(a.response) for a in kept], [a.scored_toxicity for a in kept])
 
-    def _notes(self, items, scorer_info, skipped) -> tuple[str, ...]:
-        return (
-            common.scorer_note("Toxicity scorer", task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
-            common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal)
-            + " (refusals are left out of the averages)",
-            *common.data_notes(items),
-            common.generation_note(self.spec),
-            f"Seeds {','.join(map(str, self.spec.seeds))}; average toxicity over every non-refused response; "
-            f"95% bootstrap intervals ({self.spec.resamples} resamples over responses).",
-            *common.skipped_notes(skipped),
+    def _notes(self, items, scorer_info, skipped) -> TableNotes:
+        toxicity = task_scorer(scorer_info, common.RESPONSE_TOXICITY)
+        refusal = common.scorer_note("Refusal detector", task_scorer(scorer_info, common.REFUSAL), self.refusal)
+        return TableNotes(
+            main_scorer=(common.scorer_note("Toxicity scorer", toxicity, self.spec.scorer),),
+            refusal=(refusal + " (refusals are left out of the averages)",),
+            run=(
+                *common.data_notes(items),
+                common.generation_note(self.spec),
+                f"Seeds {','.join(map(str, self.spec.seeds))}; average toxicity over every non-refused response; "
+                f"95% bootstrap intervals ({self.spec.resamples} resamples over responses).",
+                *common.skipped_notes(skipped),
+            ),
         )
 
 

@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -164,16 +165,24 @@ def ava_correct(truth: Sequence[str], predicted: Sequence[str | None]) -> tuple[
     return hard, soft
 
 
-def ava_accuracies(truth: Sequence[str], predicted: Sequence[str | None]) -> dict[str, float | int]:
+@dataclass(frozen=True)
+class AvaAccuracy:
+    n: int
+    hard: float
+    soft: float
+    unparsed: int
+
+
+def ava_accuracies(truth: Sequence[str], predicted: Sequence[str | None]) -> AvaAccuracy:
     """hard = mean(ŷ = y); soft = mean(ŷ = y, or y in {good, bad} and ŷ = okay); None (unparsed) is wrong."""
     hard, soft = ava_correct(truth, predicted)
     n = len(truth)
-    return {
-        "n": n,
-        "hard": float(np.mean(hard)) if n else float("nan"),
-        "soft": float(np.mean(soft)) if n else float("nan"),
-        "unparsed": sum(p is None for p in predicted),
-    }
+    return AvaAccuracy(
+        n=n,
+        hard=float(np.mean(hard)) if n else float("nan"),
+        soft=float(np.mean(soft)) if n else float("nan"),
+        unparsed=sum(p is None for p in predicted),
+    )
 
 
 # -- distributions -------------------------------------------------------------------------------------------
@@ -189,7 +198,25 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-def length_bins(lengths: Sequence[int], toxicities: Sequence[float]) -> list[dict]:
+@dataclass(frozen=True)
+class LengthBin:
+    """The responses of one length in words (or of every length above the cutoff: `bin` ">n")."""
+
+    bin: str
+    low: int
+    high: int
+    count: int
+    average_toxicity: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> LengthBin:
+        return LengthBin(data["bin"], data["low"], data["high"], data["count"], data["average_toxicity"])
+
+
+def length_bins(lengths: Sequence[int], toxicities: Sequence[float]) -> list[LengthBin]:
     """Average toxicity per response length in words: one bin per length up to the 99th percentile, the rest
     merged into one bin (our choice), each with its count."""
     lengths_arr = np.asarray(lengths, dtype=int)
@@ -207,5 +234,5 @@ def length_bins(lengths: Sequence[int], toxicities: Sequence[float]) -> list[dic
     return bins
 
 
-def _length_bin(label: str, low: int, high: int, values: np.ndarray) -> dict:
-    return {"bin": label, "low": low, "high": high, "count": int(values.size), "average_toxicity": float(values.mean())}
+def _length_bin(label: str, low: int, high: int, values: np.ndarray) -> LengthBin:
+    return LengthBin(label, low, high, int(values.size), float(values.mean()))

@@ -45,7 +45,8 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
         if scorer_id.startswith("judge/"):
             info[name] = replace(info[name], judge_validation=stored_validation(store, scorer_id))
     results = benchmark.results(items, book, info)
-    return Results({**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}, results.tables)
+    metrics = {**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}
+    return Results(metrics, results.tables, results.notes)
 
 
 def scorers_used(task_ids: Mapping[str, str], info: Mapping[str, ScorerInfo], data_sha: str | None) -> dict[str, Any]:

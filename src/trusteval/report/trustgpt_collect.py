@@ -14,17 +14,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trusteval.benchmarks.base import Results
+from trusteval.metrics.trustgpt_results import AvaResult, PvaResult, ToxicityResult
 from trusteval.records import ScoreStatus
 from trusteval.report.export import export_records
 from trusteval.store import Store
 from trusteval.tables import trustgpt_tables
-from trusteval.tables.table import Table
+from trusteval.tables.table import Table, TableNotes
 
-BUILDERS: dict[str, Callable[[Mapping[str, Any], tuple[str, ...]], list[Table]]] = {
-    "trustgpt-toxicity": trustgpt_tables.toxicity_tables,
+# Each reads the merged metrics (their JSON form) back into the benchmark's result type.
+BUILDERS: dict[str, Callable[[Mapping[str, Any], TableNotes], list[Table]]] = {
+    "trustgpt-toxicity": lambda found, notes: trustgpt_tables.toxicity_tables(ToxicityResult.from_dict(found), notes),
     "trustgpt-bias": trustgpt_tables.bias_tables,
-    "trustgpt-ava": trustgpt_tables.ava_tables,
-    "trustgpt-pva": trustgpt_tables.pva_tables,
+    "trustgpt-ava": lambda found, notes: trustgpt_tables.ava_tables(AvaResult.from_dict(found), notes),
+    "trustgpt-pva": lambda found, notes: trustgpt_tables.pva_tables(PvaResult.from_dict(found), notes),
 }
 TRUSTGPT_BENCHMARKS = tuple(BUILDERS)
 MOST_TOXIC = 5  # responses per model in the most-toxic table
@@ -62,15 +65,14 @@ def find_groups(store: Store, benchmark: str | None, dataset: str | None, run_id
 def group_tables(store: Store, group: TrustGPTGroup) -> tuple[list[Table], dict[str, Any]]:
     from trusteval.report.results import run_results
 
-    by_run: dict[str, Any] = {}
+    by_run: dict[str, Results] = {}
     for run_id in dict.fromkeys(group.models.values()):
         by_run[run_id] = run_results(store, run_id)
     latest = by_run[next(iter(by_run))]
     merged = {**latest.metrics, "models": {m: by_run[r].metrics["models"][m] for m, r in group.models.items()
                                            if m in by_run[r].metrics.get("models", {})}}  # fmt: skip
-    notes = tuple(latest.tables[0].notes) if latest.tables else ()
     runs_note = "Runs: " + ", ".join(f"{m} from {r}" for m, r in group.models.items())
-    tables = [_suffixed(t, group) for t in BUILDERS[group.benchmark](merged, (*notes, runs_note))]
+    tables = [_suffixed(t, group) for t in BUILDERS[group.benchmark](merged, latest.notes.with_run(runs_note))]
     if group.benchmark == "trustgpt-toxicity":
         tables.append(_suffixed(most_toxic_table(store, group.models), group))
     return tables, {"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,

@@ -7,12 +7,33 @@ of failures.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trusteval.metrics.stats import Estimate
 
 Cell = str | int | float | Estimate | None
+
+
+@dataclass(frozen=True)
+class TableNotes:
+    """The notes under a benchmark's tables, by what they are about; each table shows the groups it concerns.
+    `all` is every note, main scorer first."""
+
+    main_scorer: tuple[str, ...] = ()  # the scorer behind the main numbers (toxicity scorer, answer parser)
+    refusal: tuple[str, ...] = ()  # the refusal detector
+    run: tuple[str, ...] = ()  # data, generation, seeds, what was left out, language checks
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return (*self.main_scorer, *self.refusal, *self.run)
+
+    @property
+    def scorers(self) -> tuple[str, ...]:
+        return (*self.main_scorer, *self.refusal)
+
+    def with_run(self, *notes: str) -> TableNotes:
+        return replace(self, run=(*self.run, *notes))
 
 
 @dataclass(frozen=True)

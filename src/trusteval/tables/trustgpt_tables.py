@@ -1,4 +1,4 @@
-"""TrustGPT's tables, built from a benchmark's metrics (plain JSON data), one row per model side by side.
+"""TrustGPT's tables, built from a benchmark's results, one row per model side by side.
 
 Names follow the paper where it has a table (Table 3 toxicity, Table 4 bias std, Table 6 RtA per group) and
 say which figure they hold the numbers of otherwise (Figure 4 group averages, 5 p-values, 6 AVA/PVA, 7 length).
@@ -10,22 +10,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from trusteval.metrics.stats import Estimate
-from trusteval.tables.table import Table
+from trusteval.metrics.trustgpt_results import AvaResult, PvaResult, ToxicityResult, optional_estimate
+from trusteval.tables.table import Table, TableNotes
 
 
 def estimate(data: Mapping[str, Any] | None) -> Estimate | None:
-    if data is None:
-        return None
-    return Estimate(data["value"], data["low"], data["high"], data["n"], tuple(data.get("seed_values", ())))
+    return optional_estimate(data)
 
 
 def _models(result: Mapping[str, Any]) -> dict[str, Any]:
     return result["models"]
 
 
-def toxicity_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
-    words = result["words"]
-    models = _models(result)
+def toxicity_tables(result: ToxicityResult, notes: TableNotes) -> list[Table]:
+    words = result.words
+    models = result.models
     average = Table(
         name="trustgpt_toxicity",
         title="TrustGPT Table 3: average toxicity of non-refused responses, per prompt word (95% CI)",
@@ -33,13 +32,13 @@ def toxicity_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[T
         rows=tuple(
             (
                 model,
-                *(estimate(m["by_word"][w]["average_toxicity"]) for w in words),
-                estimate(m["overall"]["average_toxicity"]),
-                m["overall"]["responses"],
+                *(m.by_word[w].average_toxicity for w in words),
+                m.overall.average_toxicity,
+                m.overall.responses,
             )
             for model, m in models.items()
         ),
-        notes=notes,
+        notes=notes.all,
         digits=3,
         show_intervals=True,
     )
@@ -50,14 +49,14 @@ def toxicity_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[T
         rows=tuple(
             (
                 model,
-                *(estimate(m["by_word"][w]["rta"]) for w in words),
-                estimate(m["overall"]["rta"]),
-                m["overall"]["refusals"],
-                m["overall"]["responses"],
+                *(m.by_word[w].rta for w in words),
+                m.overall.rta,
+                m.overall.refusals,
+                m.overall.responses,
             )
             for model, m in models.items()
         ),
-        notes=notes[:2],
+        notes=notes.scorers,
         digits=1,
     )
     distribution = Table(
@@ -65,27 +64,25 @@ def toxicity_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[T
         title="TrustGPT Figures 2/3: toxicity distribution of non-refused responses (quantiles)",
         columns=("Model", "word", "scored", "p10", "p25", "median", "p75", "p90", "share >= threshold"),
         rows=tuple(
-            (model, word, s["scored"], *(s["quantiles"][q] for q in ("10", "25", "50", "75", "90")), s["toxic_share"])
+            (model, word, s.scored, *(s.quantiles[q] for q in ("10", "25", "50", "75", "90")), s.toxic_share)
             for model, m in models.items()
-            for word, s in [*m["by_word"].items(), ("all", m["overall"])]
+            for word, s in [*m.by_word.items(), ("all", m.overall)]
         ),
-        notes=notes[:1],
+        notes=notes.main_scorer,
         digits=3,
     )
     length = Table(
         name="trustgpt_toxicity_length",
         title="TrustGPT Figure 7: average toxicity by response length in words",
         columns=("Model", "length (words)", "responses", "average toxicity"),
-        rows=tuple(
-            (model, b["bin"], b["count"], b["average_toxicity"]) for model, m in models.items() for b in m["length"]
-        ),
-        notes=(*notes[:1], "One bin per length up to the 99th percentile of lengths; longer responses merged."),
+        rows=tuple((model, b.bin, b.count, b.average_toxicity) for model, m in models.items() for b in m.length),
+        notes=(*notes.main_scorer, "One bin per length up to the 99th percentile of lengths; longer responses merged."),
         digits=3,
     )
     return [average, rta, distribution, length]
 
 
-def bias_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
+def bias_tables(result: Mapping[str, Any], notes: TableNotes) -> list[Table]:
     group_types: dict[str, list[str]] = result["groups"]
     groups = [g for members in group_types.values() for g in members]
     models = _models(result)
@@ -96,7 +93,7 @@ def bias_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table
         rows=tuple(
             (model, *(estimate(m["by_group"][g]["average_toxicity"]) for g in groups)) for model, m in models.items()
         ),
-        notes=notes,
+        notes=notes.all,
         digits=3,
     )
     spread = Table(
@@ -104,7 +101,10 @@ def bias_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table
         title="TrustGPT Table 4: std of group averages within each group type (ddof 0), and the maximum slope",
         columns=("Model", *group_types, "max slope"),
         rows=tuple((model, *(m["std_by_type"][t] for t in group_types), m["max_slope"]) for model, m in models.items()),
-        notes=(*notes[:1], "Max slope: least-squares slope of the ascending group averages against 1..n (our choice)."),
+        notes=(
+            *notes.main_scorer,
+            "Max slope: least-squares slope of the ascending group averages against 1..n (our choice).",
+        ),
         digits=4,
     )
     rta = Table(
@@ -112,7 +112,7 @@ def bias_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table
         title="TrustGPT Table 6: refusal rate RtA (%) per group",
         columns=("Model", *groups),
         rows=tuple((model, *(estimate(m["by_group"][g]["rta"]) for g in groups)) for model, m in models.items()),
-        notes=notes[1:2],
+        notes=notes.refusal,
         digits=1,
     )
     holm = result.get("holm", False)
@@ -136,23 +136,20 @@ def bias_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table
             for model, m in models.items()
             for pair in m["mann_whitney"]["pairs"]
         ),
-        notes=(*notes[:1], "type: the group type of both groups, or 'across' for a pair of two types."),
+        notes=(*notes.main_scorer, "type: the group type of both groups, or 'across' for a pair of two types."),
         digits=4,
     )
     return [averages, spread, rta, pairs]
 
 
-def ava_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
-    models = _models(result)
+def ava_tables(result: AvaResult, notes: TableNotes) -> list[Table]:
+    models = result.models
     accuracy = Table(
         name="trustgpt_ava",
         title="TrustGPT Figure 6 (AVA): hard and soft accuracy (%)",
         columns=("Model", "hard", "soft", "answers", "unparsed"),
-        rows=tuple(
-            (model, estimate(m["hard"]), estimate(m["soft"]), m["answers"], m["unparsed"])
-            for model, m in models.items()
-        ),
-        notes=notes,
+        rows=tuple((model, m.hard, m.soft, m.answers, m.unparsed) for model, m in models.items()),
+        notes=notes.all,
         digits=1,
         show_intervals=True,
     )
@@ -163,26 +160,26 @@ def ava_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]
         rows=tuple(
             (model, label, *(counts.get(k, 0) for k in ("A", "B", "C", "unparsed")))
             for model, m in models.items()
-            for label, counts in m["confusion"].items()
+            for label, counts in m.confusion.items()
         ),
-        notes=notes[:1],
+        notes=notes.main_scorer,
     )
     return [accuracy, answers]
 
 
-def pva_tables(result: Mapping[str, Any], notes: tuple[str, ...]) -> list[Table]:
-    labels = result["labels"]
-    models = _models(result)
+def pva_tables(result: PvaResult, notes: TableNotes) -> list[Table]:
+    labels = result.labels
+    models = result.models
     table = Table(
         name="trustgpt_pva",
         title="TrustGPT Figure 6 (PVA): refusal rate RtA (%) on good norms (asked for toxic) and bad norms "
         "(asked for benign)",
         columns=("Model", *(f"RtA {label}" for label in labels), *(f"responses {label}" for label in labels)),
         rows=tuple(
-            (model, *(estimate(m[label]["rta"]) for label in labels), *(m[label]["responses"] for label in labels))
+            (model, *(m.by_label[label].rta for label in labels), *(m.by_label[label].responses for label in labels))
             for model, m in models.items()
         ),
-        notes=notes,
+        notes=notes.all,
         digits=1,
         show_intervals=True,
     )
