@@ -15,7 +15,7 @@ import pytest
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.config import build_run_spec
 from trusteval.data.sources import DataContext
-from trusteval.metrics.trustgpt_results import AvaResult, PvaResult, ToxicityResult
+from trusteval.metrics.trustgpt_results import AvaResult, BiasResult, PvaResult, ToxicityResult
 from trusteval.records import Score, text_subject
 from trusteval.report.plots import PLOTS, write_plots, write_plots_if_possible
 from trusteval.report.tables import to_csv, to_latex, to_markdown
@@ -117,7 +117,8 @@ def test_without_matplotlib_a_run_gets_the_reason_not_a_crash(tmp_path, monkeypa
     assert written == [] and "pip install 'trusteval[plots]'" in reason
 
 
-TYPED = {"trustgpt-toxicity": ToxicityResult, "trustgpt-ava": AvaResult, "trustgpt-pva": PvaResult}
+TYPED = {"trustgpt-toxicity": ToxicityResult, "trustgpt-bias": BiasResult, "trustgpt-ava": AvaResult,
+         "trustgpt-pva": PvaResult}  # fmt: skip
 
 
 @pytest.mark.parametrize("benchmark", list(TYPED))

@@ -11,6 +11,7 @@ per_label, labels, refusal (keywords-exact), rewrite_my (off).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from trusteval.data.sources import DataContext
 from trusteval.metrics import scorer_bias
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, control_flags, copy_values, response_families
+from trusteval.metrics.trustgpt_results import BiasModel, BiasResult, GroupPair, GroupToxicity, MannWhitneyTests
 from trusteval.records import Prompt
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.identity import GroupTerms, groups_for
@@ -77,13 +79,13 @@ class TrustGPTBias:
         responses = (item.response for item in items if item.response and item.response.strip())
         return all_texts([*response_families(responses, "en", terms), *builtin_families("en", terms)])
 
-    def _control(self, answers: list[common.Answer], values: Mapping[str, float], model: dict[str, Any]):
+    def _control(self, answers: list[common.Answer], values: Mapping[str, float], model: BiasModel) -> dict[str, Any]:
         terms = self.control_terms()
         kept = [a.response for a in answers if not a.refused and a.toxicity is not None]
         families = [*response_families(kept, "en", terms), *builtin_families("en", terms)]
         found = scorer_bias.control(families, values, self.groups, resamples=self.spec.resamples, holm=self.holm)
-        means = {g: d["average_toxicity"]["value"] for g, d in model["by_group"].items()}
-        return {**found, "flags": control_flags(found, model["std_by_type"], means)}
+        means = {g: d.average_toxicity.value for g, d in model.by_group.items()}
+        return {**found, "flags": control_flags(found, model.std_by_type, means)}
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(
@@ -91,58 +93,61 @@ class TrustGPTBias:
             exclude_off_language=self.exclude_off_language,
         )  # fmt: skip
         languages = common.language_checks(items, self.exclude_off_language)
-        result: dict[str, Any] = {
-            "benchmark": NAME,
-            "groups": {t: list(members) for t, members in self.groups.items()},
-            "holm": self.holm,
-            "article": self.article,
-            "models": {model: self._model(answers, skipped[model]) for model, answers in by_model.items()},
-            "statistic": "average toxicity",
-            "scorers": {
+        values = copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
+        models = {}
+        for model, answers in by_model.items():
+            found = self._model(answers, skipped[model])
+            models[model] = replace(
+                found, scorer_control=self._control(answers, values, found),
+                empty=skipped[model].get("empty response", 0), off_language=languages.get(model),
+            )  # fmt: skip
+        notes = self._notes(items, scorer_info, skipped).with_run(*common.language_notes(languages))
+        result = BiasResult(
+            groups={t: list(members) for t, members in self.groups.items()},
+            holm=self.holm,
+            article=self.article,
+            models=models,
+            scorers={
                 "toxicity": common.scorer_id(task_scorer(scorer_info, common.RESPONSE_TOXICITY), self.spec.scorer),
                 "refusal": common.scorer_id(task_scorer(scorer_info, common.REFUSAL), self.refusal),
             },
-        }
-        values = copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
-        for model, answers in by_model.items():
-            result["models"][model]["scorer_control"] = self._control(answers, values, result["models"][model])
-        for model, found in result["models"].items():
-            found.update(empty=skipped[model].get("empty response", 0), off_language=languages.get(model))
-        result["generation"] = common.generation_settings(self.spec)
-        notes = self._notes(items, scorer_info, skipped).with_run(*common.language_notes(languages))
-        result["warnings"] = [n for n in notes.all if n.startswith("WARNING")]
-        return Results(result, [*bias_tables(result, notes), *control_tables(NAME, result["models"], 3)], notes)
+            generation=common.generation_settings(self.spec),
+            warnings=[n for n in notes.all if n.startswith("WARNING")],
+        )
+        metrics_json = result.as_dict()
+        tables = [*bias_tables(result, notes), *control_tables(NAME, metrics_json["models"], 3)]
+        return Results(metrics_json, tables, notes)
 
-    def _model(self, answers: list[common.Answer], skipped) -> dict[str, Any]:
+    def _model(self, answers: list[common.Answer], skipped) -> BiasModel:
         samples: dict[str, list[float]] = {}
         by_group = {}
         for group, group_type in self.group_type.items():
             mine = [a for a in answers if a.prompt.attributes.get("group") == group]
             samples[group] = [a.scored_toxicity for a in mine if not a.refused]
             refused = [bool(a.refused) for a in mine]
-            by_group[group] = {
-                "type": group_type,
-                "average_toxicity": metrics.average_toxicity(samples[group], resamples=self.spec.resamples).as_dict(),
-                "rta": metrics.refusal_rate(refused, resamples=self.spec.resamples).as_dict(),
-                "responses": len(mine),
-                "refusals": int(sum(refused)),
-                "scored": len(samples[group]),
-            }
+            by_group[group] = GroupToxicity(
+                type=group_type,
+                average_toxicity=metrics.average_toxicity(samples[group], resamples=self.spec.resamples),
+                rta=metrics.refusal_rate(refused, resamples=self.spec.resamples),
+                responses=len(mine),
+                refusals=int(sum(refused)),
+                scored=len(samples[group]),
+            )
         means = {g: float(np.mean(v)) if v else float("nan") for g, v in samples.items()}
         tests = metrics.pairwise_mann_whitney(samples, holm=self.holm)
         order = list(self.group_type)
-        return {
-            "by_group": by_group,
-            "std_by_type": metrics.std_by_group_type(means, self.groups),
-            "max_slope": metrics.max_slope(list(means.values())),
-            "mann_whitney": {
-                "groups": order,
-                "pairs": [{**metrics.pair_test_dict(t), "type": self._pair_type(t)} for t in tests],
-                "p": metrics.pvalue_matrix(order, tests),
-                "p_holm": metrics.pvalue_matrix(order, tests, adjusted=True) if self.holm else None,
-            },
-            "skipped": dict(skipped),
-        }
+        return BiasModel(
+            by_group=by_group,
+            std_by_type=metrics.std_by_group_type(means, self.groups),
+            max_slope=metrics.max_slope(list(means.values())),
+            mann_whitney=MannWhitneyTests(
+                groups=order,
+                pairs=[GroupPair(t, self._pair_type(t)) for t in tests],
+                p=metrics.pvalue_matrix(order, tests),
+                p_holm=metrics.pvalue_matrix(order, tests, adjusted=True) if self.holm else None,
+            ),
+            skipped=dict(skipped),
+        )
 
     def _pair_type(self, test: metrics.PairTest) -> str:
         first, second = self.group_type[test.first], self.group_type[test.second]

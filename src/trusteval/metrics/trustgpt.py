@@ -147,10 +147,6 @@ def pvalue_matrix(groups: Sequence[str], tests: Sequence[PairTest], *, adjusted:
     return matrix.tolist()
 
 
-def pair_test_dict(test: PairTest) -> dict:
-    return asdict(test)
-
-
 # -- value alignment -------------------------------------------------------------------------------------
 
 

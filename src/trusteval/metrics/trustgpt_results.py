@@ -1,4 +1,4 @@
-"""TrustGPT results as frozen dataclasses: what the toxicity, AVA and PVA benchmarks measured, per model.
+"""TrustGPT results as frozen dataclasses: what the toxicity, bias, AVA and PVA benchmarks measured, per model.
 
 Tables and plots read these fields. `as_dict()` is the JSON edge: it writes the same keys in the same order as
 the benchmarks' metrics always had (`report --json`, metrics files, tests/golden); `from_dict()` reads that form
@@ -8,19 +8,15 @@ back (tables over several stored runs, plots drawn from a metrics dict).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from trusteval.metrics.stats import Estimate
-from trusteval.metrics.trustgpt import LengthBin
+from trusteval.metrics.trustgpt import LengthBin, PairTest
 
 
 def estimate_from_dict(data: Mapping[str, Any]) -> Estimate:
     return Estimate(data["value"], data["low"], data["high"], data["n"], tuple(data.get("seed_values", ())))
-
-
-def optional_estimate(data: Mapping[str, Any] | None) -> Estimate | None:
-    return None if data is None else estimate_from_dict(data)
 
 
 @dataclass(frozen=True)
@@ -236,4 +232,134 @@ class PvaResult:
             generation=dict(data.get("generation") or {}),
             scorers=dict(data.get("scorers") or {}),
             benchmark=data.get("benchmark", "trustgpt-pva"),
+        )
+
+
+@dataclass(frozen=True)
+class GroupToxicity:
+    """One demographic group's responses of one model (bias benchmark)."""
+
+    type: str  # the group type (gender, race, religion, ...)
+    average_toxicity: Estimate
+    rta: Estimate
+    responses: int
+    refusals: int
+    scored: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "average_toxicity": self.average_toxicity.as_dict(), "rta": self.rta.as_dict(),
+                "responses": self.responses, "refusals": self.refusals, "scored": self.scored}  # fmt: skip
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> GroupToxicity:
+        average, rta = estimate_from_dict(data["average_toxicity"]), estimate_from_dict(data["rta"])
+        return GroupToxicity(data["type"], average, rta, data["responses"], data["refusals"], data["scored"])
+
+
+@dataclass(frozen=True)
+class GroupPair:
+    """A Mann-Whitney U test between two groups, with the type of the pair (a group type, or "across")."""
+
+    test: PairTest
+    type: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self.test), "type": self.type}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> GroupPair:
+        return GroupPair(PairTest(**{f.name: data[f.name] for f in fields(PairTest)}), data["type"])
+
+
+@dataclass(frozen=True)
+class MannWhitneyTests:
+    groups: list[str]
+    pairs: list[GroupPair]
+    p: list[list[float]]  # groups x groups
+    p_holm: list[list[float]] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"groups": list(self.groups), "pairs": [pair.as_dict() for pair in self.pairs], "p": self.p,
+                "p_holm": self.p_holm}  # fmt: skip
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> MannWhitneyTests:
+        pairs = [GroupPair.from_dict(pair) for pair in data["pairs"]]
+        return MannWhitneyTests(list(data["groups"]), pairs, data["p"], data.get("p_holm"))
+
+
+@dataclass(frozen=True)
+class BiasModel:
+    by_group: dict[str, GroupToxicity]
+    std_by_type: dict[str, float]
+    max_slope: float
+    mann_whitney: MannWhitneyTests
+    skipped: dict[str, int] = field(default_factory=dict)
+    scorer_control: dict[str, Any] | None = None  # metrics/scorer_bias.control with its flags
+    empty: int = 0
+    off_language: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "by_group": {group: found.as_dict() for group, found in self.by_group.items()},
+            "std_by_type": dict(self.std_by_type),
+            "max_slope": self.max_slope,
+            "mann_whitney": self.mann_whitney.as_dict(),
+            "skipped": dict(self.skipped),
+            "scorer_control": self.scorer_control,
+            "empty": self.empty,
+            "off_language": self.off_language,
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> BiasModel:
+        return BiasModel(
+            by_group={group: GroupToxicity.from_dict(found) for group, found in data["by_group"].items()},
+            std_by_type=dict(data["std_by_type"]),
+            max_slope=data["max_slope"],
+            mann_whitney=MannWhitneyTests.from_dict(data["mann_whitney"]),
+            skipped=dict(data.get("skipped") or {}),
+            scorer_control=data.get("scorer_control"),
+            empty=data.get("empty", 0),
+            off_language=data.get("off_language"),
+        )
+
+
+@dataclass(frozen=True)
+class BiasResult:
+    groups: dict[str, list[str]]  # group type -> its groups
+    holm: bool
+    article: str
+    models: dict[str, BiasModel]
+    scorers: dict[str, str | None] = field(default_factory=dict)
+    generation: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    statistic: str = "average toxicity"
+    benchmark: str = "trustgpt-bias"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "groups": {t: list(members) for t, members in self.groups.items()},
+            "holm": self.holm,
+            "article": self.article,
+            "models": {model: found.as_dict() for model, found in self.models.items()},
+            "statistic": self.statistic,
+            "scorers": self.scorers,
+            "generation": self.generation,
+            "warnings": list(self.warnings),
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> BiasResult:
+        return BiasResult(
+            groups={t: list(members) for t, members in data["groups"].items()},
+            holm=bool(data.get("holm", False)),
+            article=data.get("article", ""),
+            models={model: BiasModel.from_dict(m) for model, m in data["models"].items()},
+            scorers=dict(data.get("scorers") or {}),
+            generation=dict(data.get("generation") or {}),
+            warnings=list(data.get("warnings") or []),
+            statistic=data.get("statistic", "average toxicity"),
+            benchmark=data.get("benchmark", "trustgpt-bias"),
         )

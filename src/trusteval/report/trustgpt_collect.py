@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trusteval.benchmarks.base import Results
-from trusteval.metrics.trustgpt_results import AvaResult, PvaResult, ToxicityResult
+from trusteval.metrics.trustgpt_results import AvaResult, BiasResult, PvaResult, ToxicityResult
 from trusteval.records import ScoreStatus
 from trusteval.report.export import export_records
 from trusteval.store import Store
@@ -25,7 +25,7 @@ from trusteval.tables.table import Table, TableNotes
 # Each reads the merged metrics (their JSON form) back into the benchmark's result type.
 BUILDERS: dict[str, Callable[[Mapping[str, Any], TableNotes], list[Table]]] = {
     "trustgpt-toxicity": lambda found, notes: trustgpt_tables.toxicity_tables(ToxicityResult.from_dict(found), notes),
-    "trustgpt-bias": trustgpt_tables.bias_tables,
+    "trustgpt-bias": lambda found, notes: trustgpt_tables.bias_tables(BiasResult.from_dict(found), notes),
     "trustgpt-ava": lambda found, notes: trustgpt_tables.ava_tables(AvaResult.from_dict(found), notes),
     "trustgpt-pva": lambda found, notes: trustgpt_tables.pva_tables(PvaResult.from_dict(found), notes),
 }

@@ -6,20 +6,8 @@ say which figure they hold the numbers of otherwise (Figure 4 group averages, 5 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from trusteval.metrics.stats import Estimate
-from trusteval.metrics.trustgpt_results import AvaResult, PvaResult, ToxicityResult, optional_estimate
+from trusteval.metrics.trustgpt_results import AvaResult, BiasResult, PvaResult, ToxicityResult
 from trusteval.tables.table import Table, TableNotes
-
-
-def estimate(data: Mapping[str, Any] | None) -> Estimate | None:
-    return optional_estimate(data)
-
-
-def _models(result: Mapping[str, Any]) -> dict[str, Any]:
-    return result["models"]
 
 
 def toxicity_tables(result: ToxicityResult, notes: TableNotes) -> list[Table]:
@@ -82,17 +70,15 @@ def toxicity_tables(result: ToxicityResult, notes: TableNotes) -> list[Table]:
     return [average, rta, distribution, length]
 
 
-def bias_tables(result: Mapping[str, Any], notes: TableNotes) -> list[Table]:
-    group_types: dict[str, list[str]] = result["groups"]
+def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
+    group_types = result.groups
     groups = [g for members in group_types.values() for g in members]
-    models = _models(result)
+    models = result.models
     averages = Table(
         name="trustgpt_bias_toxicity",
         title="TrustGPT Figure 4: average toxicity per group (refusals left out)",
         columns=("Model", *groups),
-        rows=tuple(
-            (model, *(estimate(m["by_group"][g]["average_toxicity"]) for g in groups)) for model, m in models.items()
-        ),
+        rows=tuple((model, *(m.by_group[g].average_toxicity for g in groups)) for model, m in models.items()),
         notes=notes.all,
         digits=3,
     )
@@ -100,7 +86,7 @@ def bias_tables(result: Mapping[str, Any], notes: TableNotes) -> list[Table]:
         name="trustgpt_bias_std",
         title="TrustGPT Table 4: std of group averages within each group type (ddof 0), and the maximum slope",
         columns=("Model", *group_types, "max slope"),
-        rows=tuple((model, *(m["std_by_type"][t] for t in group_types), m["max_slope"]) for model, m in models.items()),
+        rows=tuple((model, *(m.std_by_type[t] for t in group_types), m.max_slope) for model, m in models.items()),
         notes=(
             *notes.main_scorer,
             "Max slope: least-squares slope of the ascending group averages against 1..n (our choice).",
@@ -111,11 +97,11 @@ def bias_tables(result: Mapping[str, Any], notes: TableNotes) -> list[Table]:
         name="trustgpt_bias_rta",
         title="TrustGPT Table 6: refusal rate RtA (%) per group",
         columns=("Model", *groups),
-        rows=tuple((model, *(estimate(m["by_group"][g]["rta"]) for g in groups)) for model, m in models.items()),
+        rows=tuple((model, *(m.by_group[g].rta for g in groups)) for model, m in models.items()),
         notes=notes.refusal,
         digits=1,
     )
-    holm = result.get("holm", False)
+    holm = result.holm
     pairs = Table(
         name="trustgpt_bias_mann_whitney",
         title="TrustGPT Figure 5: two-sided Mann-Whitney U p-values between groups"
@@ -124,17 +110,17 @@ def bias_tables(result: Mapping[str, Any], notes: TableNotes) -> list[Table]:
         rows=tuple(
             (
                 model,
-                pair["type"],
-                pair["first"],
-                pair["second"],
-                pair["u"],
-                pair["p"],
-                *((pair["p_holm"],) if holm else ()),
-                pair["n_first"],
-                pair["n_second"],
+                pair.type,
+                pair.test.first,
+                pair.test.second,
+                pair.test.u,
+                pair.test.p,
+                *((pair.test.p_holm,) if holm else ()),
+                pair.test.n_first,
+                pair.test.n_second,
             )
             for model, m in models.items()
-            for pair in m["mann_whitney"]["pairs"]
+            for pair in m.mann_whitney.pairs
         ),
         notes=(*notes.main_scorer, "type: the group type of both groups, or 'across' for a pair of two types."),
         digits=4,
