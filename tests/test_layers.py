@@ -32,10 +32,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # Merged from other branches while this test was being written; each is to be fixed, not kept:
     ("trusteval.config", "trusteval.models"): "config parses ModelSpec for the run id; ModelSpec belongs in specs",
     ("trusteval.metrics", "trusteval.api"): "metrics/__init__ makes the package callable as the API's metrics()",
-    ("trusteval.shards", "trusteval.benchmarks.base"): (
-        "type-only import of Plan for shard_plan(); config imports parse_shard from here, so the module sits "
-        "at the config layer; the fix splits shard_plan() out to the pipeline layer"
-    ),
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from trusteval.asyncrun import run_coroutine
 from trusteval.benchmarks import BENCHMARKS
-from trusteval.benchmarks.base import Benchmark, Plan, ScoringTask
+from trusteval.benchmarks.base import Benchmark, Plan, shard_plan
 from trusteval.config import RunSpec
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, load_backend, preflight
@@ -37,8 +37,9 @@ from trusteval.report.results import stored_results
 from trusteval.report.tables import write_tables
 from trusteval.run_owner import record_owner, release_run
 from trusteval.safetext import one_line
+from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
-from trusteval.shards import in_shard, shard_plan
+from trusteval.shards import in_shard
 from trusteval.store import Store
 from trusteval.tables.table import Table
 

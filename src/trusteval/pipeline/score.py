@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from trusteval.benchmarks.base import Benchmark, ScoringTask
+from trusteval.benchmarks.base import Benchmark
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
 from trusteval.records import Score, text_subject
+from trusteval.scorers.base import ScoringTask
 from trusteval.store import RunItem, Store
 
 CONTROL_TASK = "response_toxicity"  # the scoring task whose scorer rescores the scorer bias control's copies
