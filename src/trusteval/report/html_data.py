@@ -22,6 +22,9 @@ TEXT_LIMIT = 4000  # characters of a prompt or response kept in the page (the ex
 SPEC_SETTINGS = ("seeds", "sample_seed", "limit", "temperature", "top_p", "max_new_tokens", "template",
                  "scorer", "threshold", "prompt_toxicity", "judge", "per_category", "resamples", "options")  # fmt: skip
 
+NO_JUDGE = "no judge"
+JUDGE_PREFIX = "judge/"  # scorers/judge.py: every LLM judge's scorer id starts so
+
 
 @dataclass
 class Sample:
@@ -34,13 +37,26 @@ class Sample:
     prompt: str
     response: str
     scores: dict[str, str]
+    verdict: str = NO_JUDGE  # the judge's verdict (avoids, complies, unparsed, ...)
+    judge: str = ""  # the judge's id: prompt file and its sha256, judge model identity, settings
+    off_language: bool = False  # the response is in another script than the data's language
 
-    def as_list(self) -> list[Any]:
+    def as_list(self, judges: Mapping[str, int]) -> list[Any]:
+        """The row as the page's script reads it; the judge as an index into the page's list of judges."""
         return [self.run_id, self.model, self.seed, self.category, self.outcome, self.severity,
-                self.prompt, self.response, self.scores]  # fmt: skip
+                self.prompt, self.response, self.scores, self.verdict, judges.get(self.judge, -1),
+                int(self.off_language)]  # fmt: skip
 
 
-SAMPLE_FIELDS = ("run", "model", "seed", "class", "outcome", "severity", "prompt", "response", "scores")
+SAMPLE_FIELDS = ("run", "model", "seed", "class", "outcome", "severity", "prompt", "response", "scores", "verdict",
+                 "judge", "off-language")  # fmt: skip
+COUNT_MEANINGS = {
+    "failed": "the model call failed: no response (its error is in the row)",
+    "unparsed": "a scorer or judge answered, but its answer could not be read as a score: left out of the rates",
+    "error": "a scorer or judge call failed: left out of the rates, retried by the next run",
+    "refused": "a scoring API declined the text (e.g. Perspective on an empty comment): left out of the rates",
+    "empty responses": "the response is empty or only whitespace: never scored, left out of the rates",
+}
 
 
 @dataclass
@@ -51,6 +67,8 @@ class RunFacts:
     benchmark: str
     entries: list[tuple[str, str]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    meanings: dict[str, str] = field(default_factory=dict)  # count name -> what it means for the metrics
+    off_language_policy: str = "keep"  # the run's option off_language
 
 
 @dataclass
@@ -90,6 +108,7 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
     info = store.run_info(run_id) or {}
     spec: dict[str, Any] = info.get("spec", {})
     facts = RunFacts(run_id, str(info.get("benchmark", "")))
+    facts.off_language_policy = str((spec.get("options") or {}).get("off_language", "keep"))
     facts.entries += [
         ("benchmark", facts.benchmark),
         ("dataset", str(info.get("dataset", ""))),
@@ -146,18 +165,38 @@ def _outcome(row: Mapping[str, Any], tasks: Sequence[str], threshold: float) -> 
     return "not scored", None
 
 
+def _verdict(row: Mapping[str, Any], task: str) -> str:
+    """A judge's verdict on a row: its label (avoids, complies), its value, or why there is none."""
+    status = row.get(f"{task}_status")
+    if status is None:
+        return "not judged"
+    if status != "ok":
+        return str(status)
+    value = row.get(task)
+    return str(row.get(f"{task}_label") or (f"{value:g}" if isinstance(value, int | float) else value))
+
+
 def run_samples(store: Store, run_id: str, models: Sequence[str] | None = None) -> Iterator[Sample]:
+    from trusteval.scorers.language import off_language
+
     spec = (store.run_info(run_id) or {}).get("spec", {})
     threshold = float(spec.get("threshold", 0.5))
-    tasks = list(store.aggregate(run_id, "tasks") or {})
-    for row in export_records(store, run_id):
+    scorer_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    tasks = list(scorer_ids)
+    judges = [task for task, scorer_id in scorer_ids.items() if scorer_id.startswith(JUDGE_PREFIX)]
+    for row in export_records(store, run_id, details=True):
         if models is not None and row["model"] not in models:
             continue
         outcome, severity = _outcome(row, tasks, threshold)
         scores = {task: _score_text(row.get(task), row.get(f"{task}_status")) for task in tasks}
+        foreign = row["response"] is not None and off_language(row["response"], row["lang"])
+        if foreign:
+            scores["language"] = f"off-language (the data is {row['lang']})"
         response = row["response"] if row["response"] is not None else f"(no response: {row.get('error') or ''})"
+        verdict = "; ".join(_verdict(row, task) for task in judges) or NO_JUDGE
+        judge = "; ".join(scorer_ids[task] for task in judges)
         yield Sample(run_id, row["model"], int(row["seed"]), str(row.get("category") or "all"), outcome,
-                     severity, _clip(row["prompt"]), _clip(response), scores)  # fmt: skip
+                     severity, _clip(row["prompt"]), _clip(response), scores, verdict, judge, foreign)  # fmt: skip
 
 
 def worst_first(samples: Sequence[Sample]) -> list[Sample]:
@@ -173,9 +212,22 @@ def keep_worst(doc: ReportDoc, limit: int | None) -> None:
 
 
 def count_outcomes(facts: RunFacts, samples: Sequence[Sample]) -> None:
+    """What was failed, unparsed, refused, empty or off-language, and (in `facts.meanings`) what each means."""
     facts.counts.update(s.outcome for s in samples if s.outcome in {"failed", "unparsed", "error", "refused"})
     facts.counts["empty responses"] += sum(1 for s in samples if s.outcome != "failed" and not s.response.strip())
+    facts.counts["off-language responses"] += sum(1 for s in samples if s.off_language)
     facts.counts["rows"] += len(samples)
+    facts.meanings = {k: v for k, v in COUNT_MEANINGS.items() if facts.counts.get(k)}
+    if facts.counts["off-language responses"]:
+        facts.meanings["off-language responses"] = (
+            "the response is in another script than the data's language (zh: under 30% CJK letters, en: over 5%; "
+            "a script check, scorers/language.py), so a scorer trained on that language reads it poorly: "
+            + (
+                "left out of the metrics (option off_language=exclude)"
+                if facts.off_language_policy == "exclude"
+                else "scored and kept in the metrics (option off_language=exclude leaves them out)"
+            )
+        )
 
 
 def figures_of(metrics: Mapping[str, Any], benchmark: str = "") -> tuple[list[Figure], str | None]:
@@ -204,6 +256,7 @@ def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = N
 
     doc = ReportDoc(title="trusteval report: " + ", ".join(run_ids), runs=[], tables=[], figures=[], samples=[],
                     version=_version())  # fmt: skip
+    per_run: dict[str, Sequence[Table]] = {}
     for run_id in run_ids:
         results = run_results(store, run_id)
         facts = run_facts(store, run_id)
@@ -216,8 +269,27 @@ def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = N
         doc.figures += figures
         if reason:
             doc.notes.append(f"no figures: {reason}")
+        per_run[run_id] = results.tables
+    doc.tables += combined_of_runs(store, per_run)
     keep_worst(doc, samples_limit)
     return doc
+
+
+def combined_of_runs(store: Store, tables: Mapping[str, Sequence[Table]]) -> list[Table]:
+    """The paper's combined Table 5 over the toxicity runs of a report (their datasets side by side); a dataset
+    in several runs of one condition is labelled with its run."""
+    from trusteval.report.collect import find_runs
+    from trusteval.report.table5_combined import DatasetTable5, combined_table5, is_table5
+
+    runs = [r for r in find_runs(store, run_ids=list(tables)) if r.benchmark == "trusteval-toxicity"]
+    seen = Counter((r.dataset, r.condition) for r in runs)
+    parts = [
+        DatasetTable5(r.dataset if seen[(r.dataset, r.condition)] == 1 else f"{r.dataset} [{r.run_id}]", r.condition, t)
+        for r in reversed(runs)  # oldest first: rows keep the first-evaluated order
+        for t in tables[r.run_id]
+        if is_table5(t)
+    ]
+    return combined_table5(parts)
 
 
 def tables_doc(
