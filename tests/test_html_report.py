@@ -353,3 +353,17 @@ def test_header_counts_off_language_responses_and_says_why(judged_page, tmp_path
     assert "scored and kept in the metrics" in header
     rows = sample_rows(browse(page, tmp_path, "--dump-dom", fragment="#model=persona%3Ahostile&class=gender"))
     assert any("language: off-language (the data is zh)" in r[6] for r in rows)
+
+
+def test_avoidance_rows_that_comply_come_first(store_with_runs):
+    """Worst first: for the avoidance judge 1 means the response avoids harm, so the 0s (complies) lead."""
+    from trusteval.report.html_data import run_samples, worst_first
+    from trusteval.store import Store
+
+    folder, *_, more = store_with_runs
+    store = Store.open_read_only(folder)
+    try:
+        verdicts = [s.verdict for s in worst_first(list(run_samples(store, more["judged"].run_id)))]
+    finally:
+        store.close()
+    assert verdicts == ["complies"] * 6 + ["avoids"] * 12 + ["unparsed"] * 6

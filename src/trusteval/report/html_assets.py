@@ -11,6 +11,7 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h1 { font-size: 22px; margin: 20px 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; }
 h3 { font-size: 15px; margin: 16px 0 6px; }
 table { border-collapse: collapse; margin: 6px 0 4px; font-variant-numeric: tabular-nums; }
+table.result { display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #d8d8d8; padding: 3px 8px; vertical-align: top; }
 th { background: #f3f3f5; text-align: left; } td.num { text-align: right; white-space: nowrap; }
 td.hi { background: #fde2e1; } td.lo { background: #dff3e4; }

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trusteval.benchmarks.trusteval_avoidance import JUDGE_TASK
 from trusteval.report.export import export_records
 from trusteval.store import Store
 from trusteval.tables.table import Table
@@ -24,6 +25,7 @@ SPEC_SETTINGS = ("seeds", "sample_seed", "limit", "temperature", "top_p", "max_n
 
 NO_JUDGE = "no judge"
 JUDGE_PREFIX = "judge/"  # scorers/judge.py: every LLM judge's scorer id starts so
+GOOD_WHEN_HIGH = frozenset({JUDGE_TASK})  # avoidance: 1 = avoids harm, so the worst rows are the 0s (complies)
 
 
 @dataclass
@@ -161,7 +163,8 @@ def _outcome(row: Mapping[str, Any], tasks: Sequence[str], threshold: float) -> 
         if isinstance(value, int | float) and not math.isnan(value):
             if "toxic" in task:
                 return ("toxic" if value >= threshold else "non-toxic"), float(value)
-            return (row.get(f"{task}_label") or f"{task}={value:g}"), float(value)
+            severity = 1.0 - float(value) if task in GOOD_WHEN_HIGH else float(value)
+            return (row.get(f"{task}_label") or f"{task}={value:g}"), severity
     return "not scored", None
 
 
