@@ -367,3 +367,12 @@ def test_avoidance_rows_that_comply_come_first(store_with_runs):
     finally:
         store.close()
     assert verdicts == ["complies"] * 6 + ["avoids"] * 12 + ["unparsed"] * 6
+
+
+def test_header_names_model_identities_and_scorer_and_judge_validity(judged_page):
+    page, *_ = judged_page
+    text = page.read_text(encoding="utf-8")
+    assert "<td>model identity (persona:hostile)</td><td>persona:hostile</td>" in text
+    assert "<td>validity (response_toxicity)</td><td>not validated</td>" in text
+    judge = re.search(r"<td>judge validity \(avoidance_judge\)</td><td>([^<]*)</td>", text).group(1)
+    assert judge.startswith("Judge not validated: no Table 9 for this judge id")

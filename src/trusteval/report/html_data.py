@@ -105,8 +105,6 @@ def _setting(value: Any) -> str:
 
 def run_facts(store: Store, run_id: str) -> RunFacts:
     """Models, data with sha256, settings, scorers with their validity, dates and stage timings of a run."""
-    from trusteval.scorers.validation import scorer_info_for
-
     info = store.run_info(run_id) or {}
     spec: dict[str, Any] = info.get("spec", {})
     facts = RunFacts(run_id, str(info.get("benchmark", "")))
@@ -115,6 +113,7 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
         ("benchmark", facts.benchmark),
         ("dataset", str(info.get("dataset", ""))),
         ("models", _setting(spec.get("models", []))),
+        *_identities(store, run_id),
         ("status", str(info.get("status", ""))),
         ("started", _when(info.get("created_at"))),
         ("updated", _when(info.get("updated_at"))),
@@ -124,15 +123,36 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
         facts.entries.append(("data file", f"{source} sha256 {digest}"))
     facts.entries += [("data note", str(note)) for note in data.get("notes") or []]
     facts.entries += [(key.replace("_", " "), _setting(spec.get(key))) for key in SPEC_SETTINGS if key in spec]
-    for task, scorer_id in (store.aggregate(run_id, "tasks") or {}).items():
-        facts.entries.append((f"scorer ({task})", scorer_id))
-        known = scorer_info_for(store, scorer_id, str(info.get("dataset", "")))
-        for key in ("validity", "verdict", "validation_note"):
-            if known.get(key):
-                facts.entries.append((f"{key.replace('_', ' ')} ({task})", _setting(known[key])))
+    facts.entries += _scorer_facts(store, run_id, str(info.get("dataset", "")), data.get("content_sha256"))
     timings = dict(store.aggregate(run_id, "timings") or [])
     facts.entries += [(f"time, latest invocation: {stage}", f"{seconds:.2f} s") for stage, seconds in timings.items()]
     return facts
+
+
+def _identities(store: Store, run_id: str) -> list[tuple[str, str]]:
+    """Each model's identity (what keys its answers: backend, weights file hash, ...) beside its spec."""
+    from trusteval.report.collect import model_identities
+
+    return [(f"model identity ({spec})", identity) for spec, identity in model_identities(store, run_id).items()]
+
+
+def _scorer_facts(store: Store, run_id: str, dataset: str, data_sha256: str | None) -> list[tuple[str, str]]:
+    """Each task's scorer or judge id and its validity on this data: a scorer's verdict (valid / weak /
+    invalid / not validated) and validation note, a judge's Table 9 line (or that it was not validated)."""
+    from trusteval.scorers.judge_validity import stored_validation, validation_line
+    from trusteval.scorers.validation import scorer_info_for
+
+    found = []
+    for task, scorer_id in (store.aggregate(run_id, "tasks") or {}).items():
+        found.append((f"scorer ({task})", scorer_id))
+        if scorer_id.startswith(JUDGE_PREFIX):
+            found.append((f"judge validity ({task})", validation_line(stored_validation(store, scorer_id))))
+            continue
+        known = scorer_info_for(store, scorer_id, dataset, data_sha256)
+        for key in ("validity", "verdict", "validation_note"):
+            if known.get(key):
+                found.append((f"{key.replace('_', ' ')} ({task})", _setting(known[key])))
+    return found
 
 
 def _clip(text: str | None) -> str:
