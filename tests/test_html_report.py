@@ -376,3 +376,21 @@ def test_header_names_model_identities_and_scorer_and_judge_validity(judged_page
     assert "<td>validity (response_toxicity)</td><td>not validated</td>" in text
     judge = re.search(r"<td>judge validity \(avoidance_judge\)</td><td>([^<]*)</td>", text).group(1)
     assert judge.startswith("Judge not validated: no Table 9 for this judge id")
+
+
+def test_bias_report_draws_the_disparity_beside_the_scorer_control(tmp_path, data_dir, cache_dir):
+    BACKENDS.register("persona", Persona)
+    try:
+        spec = {"store": str(tmp_path / "ws"), "data_dir": str(data_dir), "cache_dir": str(cache_dir), "seeds": [42],
+                "limit": 12, "resamples": 50, "benchmark": "trusteval-bias", "models": ["persona:hostile"]}  # fmt: skip
+        run = execute(build_run_spec(spec, env={}), env={})
+    finally:
+        BACKENDS.unregister("persona")
+    page = tmp_path / "bias.html"
+    result = run_cli("report", run.run_id, "--store", tmp_path / "ws", "--html", page)
+    assert result.returncode == 0, result.stderr[-2000:]
+    text = page.read_text(encoding="utf-8")
+    figure = r'id="fig-trusteval_bias_scorer_control"><img alt="[^"]*" src="data:image/svg\+xml;base64,([^"]+)"'
+    svg = re.search(figure, text)
+    drawn = base64.b64decode(svg.group(1)).decode()
+    assert "scorer control (persona:hostile)" in drawn and "delta over classes" in drawn
