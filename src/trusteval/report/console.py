@@ -42,12 +42,18 @@ def _column_width(table: Table, index: int) -> int:
     return max([len(table.columns[index]), *(len(c) for c in cells)]) + 3
 
 
+def first_column_limit(width: int) -> int:
+    """The most a split table's first column takes (longer row names fold onto more lines)."""
+    return max(16, width * 2 // 5)
+
+
 def split_columns(table: Table, width: int) -> list[Table]:
-    """The table as parts that each fit `width`, every part repeating the first column (the row's name); the
-    table itself when it fits or cannot be split (a column wider than the console is folded by rich)."""
+    """The table as parts that each fit `width`, every part repeating the first column (the row's name, folded
+    at `first_column_limit`); the table itself when it fits or cannot be split (a column wider than the console
+    is folded by rich)."""
     if needed_width(table) <= width or len(table.columns) < 3:
         return [table]
-    first = _column_width(table, 0) + 1
+    first = min(_column_width(table, 0), first_column_limit(width)) + 1
     groups: list[list[int]] = [[]]
     used = first
     for index in range(1, len(table.columns)):

@@ -133,14 +133,17 @@ def print_tables(tables: Sequence[Table], console: Any) -> None:
     wide comes in parts of columns, each with the row names (report.console)."""
     from rich.table import Table as RichTable
 
-    from trusteval.report.console import abbreviate, split_columns
+    from trusteval.report.console import abbreviate, first_column_limit, split_columns
 
     for table in tables:
         table, legend = abbreviate(table, console.width)
-        for part in split_columns(table, console.width):
+        parts = split_columns(table, console.width)
+        for part in parts:
             rich_table = RichTable(title=console_text(part.title), title_justify="left")
             for index, column in enumerate(part.columns):
-                rich_table.add_column(console_text(column), justify="left" if index == 0 else "right", overflow="fold")
+                limit = first_column_limit(console.width) if index == 0 and len(parts) > 1 else None
+                justify = "left" if index == 0 else "right"
+                rich_table.add_column(console_text(column), justify=justify, overflow="fold", max_width=limit)
             for row in _rows_as_text(part):
                 rich_table.add_row(*(console_text(cell) for cell in row))
             console.print(rich_table)
