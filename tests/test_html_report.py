@@ -394,3 +394,25 @@ def test_bias_report_draws_the_disparity_beside_the_scorer_control(tmp_path, dat
     svg = re.search(figure, text)
     drawn = base64.b64decode(svg.group(1)).decode()
     assert "scorer control (persona:hostile)" in drawn and "delta over classes" in drawn
+
+
+def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):
+    from trusteval.report.table5_combined import DatasetTable5, combined_table5
+
+    def table5(name: str) -> Table:
+        return Table(name, "t", ("Model", "T2T", "T2NT", "NT2T", "NT2NT", "TT"), (("m", 1.0, 2.0, 3.0, 4.0, 5.0),))
+
+    hostile = f"<img src=x onerror=\"document.title='{TITLE_MARK}'\">"
+    tables = combined_table5([DatasetTable5(hostile, "c", table5("table5_x")), DatasetTable5("cold", "c", table5("t"))])
+    sample = Sample("r", "m", 0, "c", "complies", 1.0, "p", "r", {}, f"<script>document.title='{TITLE_MARK}'</script>",
+                    f"judge/{hostile}", True)  # fmt: skip
+    page = tmp_path / "hostile.html"
+    page.write_text(render_html(ReportDoc("t", [], tables, [], [sample], version="t")), encoding="utf-8")
+    dom = browse(page, tmp_path, "--dump-dom")
+    assert re.search(r"<title>(.*?)</title>", dom, re.S).group(1) == "t"
+    assert "<th>cold T2T</th>" in dom and "<th>&lt;img src=x onerror=" in dom
+    assert (
+        sample_rows(dom)[0][7]
+        == f"&lt;script&gt;document.title='{TITLE_MARK}'&lt;/script&gt;\njudge: judge/&lt;img src=x"
+        f" onerror=\"document.title='{TITLE_MARK}'\"&gt;"
+    )

@@ -142,8 +142,8 @@ def print_tables(tables: Sequence[Table], console: Any) -> None:
             rich_table = RichTable(title=console_text(part.title), title_justify="left")
             for index, column in enumerate(part.columns):
                 limit = first_column_limit(console.width) if index == 0 and len(parts) > 1 else None
-                justify = "left" if index == 0 else "right"
-                rich_table.add_column(console_text(column), justify=justify, overflow="fold", max_width=limit)
+                rich_table.add_column(console_text(column), justify="left" if index == 0 else "right",
+                                      overflow="fold", max_width=limit)  # fmt: skip
             for row in _rows_as_text(part):
                 rich_table.add_row(*(console_text(cell) for cell in row))
             console.print(rich_table)
