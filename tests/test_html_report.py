@@ -397,7 +397,7 @@ def test_bias_report_draws_the_disparity_beside_the_scorer_control(tmp_path, dat
 
 
 def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):
-    from trusteval.report.table5_combined import DatasetTable5, combined_table5
+    from trusteval.tables.table5_combined import DatasetTable5, combined_table5
 
     def table5(name: str) -> Table:
         return Table(name, "t", ("Model", "T2T", "T2NT", "NT2T", "NT2NT", "TT"), (("m", 1.0, 2.0, 3.0, 4.0, 5.0),))

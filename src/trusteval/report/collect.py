@@ -39,13 +39,13 @@ from trusteval.metrics.stats import pairwise_ztests
 from trusteval.metrics.toxicity import Pairs
 from trusteval.records import text_subject
 from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
-from trusteval.report.table5_combined import DatasetTable5, combined_table5, is_table5
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, register_sql_function
 from trusteval.scorers.validation import scorer_info_for
 from trusteval.store import Store
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table
+from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_table5
 
 TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
 BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations

@@ -302,7 +302,7 @@ def combined_of_runs(store: Store, tables: Mapping[str, Sequence[Table]]) -> lis
     """The paper's combined Table 5 over the toxicity runs of a report (their datasets side by side); a dataset
     in several runs of one condition is labelled with its run."""
     from trusteval.report.collect import find_runs
-    from trusteval.report.table5_combined import DatasetTable5, combined_table5, is_table5
+    from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_table5
 
     runs = [r for r in find_runs(store, run_ids=list(tables)) if r.benchmark == "trusteval-toxicity"]
     seen = Counter((r.dataset, r.condition) for r in runs)
