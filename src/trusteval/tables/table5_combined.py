@@ -1,10 +1,11 @@
 """The TrustEval paper's Table 5 as the paper prints it: one table, one row per model, the datasets side by side.
 
-Pure layout (like paper_tables). Made from the per-dataset tables (`table5_<dataset>`, which stay as they are, with their notes): their cells are
-put next to each other, nothing is recomputed. Named `table5_combined`, made when at least two datasets are
-there. Each dataset's columns keep the condition they were measured under (scorer, threshold, prompt-toxicity
-source), named in a note: an English dataset has an English scorer, so its columns and COLD's come from
-different instruments, which the note says. A dataset measured under two conditions has two column groups.
+Pure layout (like paper_tables): made from the per-dataset tables (`table5_<dataset>`, which stay as they are,
+with their notes); their cells are put next to each other, nothing is recomputed. Named `table5_combined`,
+made when at least two datasets are there. Each dataset's columns keep the condition they were measured under
+(scorer, threshold, prompt-toxicity source), named in a note: an English dataset has an English scorer, so its
+columns and COLD's come from different instruments, which the note says. A dataset measured under two
+conditions has two column groups.
 """
 
 from __future__ import annotations
