@@ -38,6 +38,8 @@ class Options(PluginOptions):
     device: str | None = Field(None, description="torch device, e.g. cpu, cuda, cuda:1 (default: best available)")
     revision: str | None = Field(None, description="hub revision or commit (part of the model's identity)")
     trust_remote_code: Flag = Field(False, description="run the model folder's own Python code")
+
+
 PLAIN_CHAT_FORMAT = "plain: one 'role: content' line per message, then 'assistant:' (no chat template)"
 TEMPLATE_CHAT_FORMAT = "the tokenizer's chat template"
 SPECIAL_TOKEN_KEYS = {"bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"}
@@ -390,8 +392,6 @@ def set_left_padding(tokenizer: Any, source: str) -> None:
         if tokenizer.eos_token is None:
             raise BackendError(f"hf: the tokenizer of '{source}' has neither a pad nor an eos token")
         tokenizer.pad_token = tokenizer.eos_token
-
-
 
 
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
