@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from trusteval.config import FLAG_NAMES, RunSpec
 from trusteval.errors import UsageError
+from trusteval.options import M, parse_options
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import Inputs, Outcome, ScorerContext, ScoringTask, TextScorer
@@ -16,20 +17,16 @@ from trusteval.store import RunItem
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
 
 
-def refuse_options(spec: RunSpec, benchmark: str, allowed: Sequence[str] = ()) -> None:
-    """The TrustEval benchmarks take no --option but `allowed`: another one would silently do nothing. The
-    suggestion names the option or run flag it most resembles (`--option limit=5` is `--limit 5`)."""
-    unknown = sorted(set(spec.options) - set(allowed))
-    if not unknown:
-        return
-    key = unknown[0]
+def read_benchmark_options(model: type[M], spec: RunSpec, benchmark: str) -> M:
+    """The run's `--option key=value` read into the benchmark's options model. An unknown name that resembles a
+    run flag is pointed there (`--option limit=5` is `--limit 5`)."""
+    return parse_options(model, spec.options, benchmark, suggest=_run_flag_hint)
+
+
+def _run_flag_hint(key: str) -> str:
     flags = [FLAG_NAMES.get(f, "--" + f.replace("_", "-")) for f in RunSpec.model_fields if f != "options"]
-    hint = did_you_mean(key, list(allowed)) or did_you_mean("--" + key.replace("_", "-"), flags)
-    options = f" and --option {', '.join(allowed)}" if allowed else ""
-    raise UsageError(
-        f"{benchmark} takes no --option, but got '{key}'.{hint} Its settings are the run flags (trusteval run "
-        f"--help){options}"
-    )
+    hint = did_you_mean("--" + key.replace("_", "-"), flags)
+    return f"{hint} (a run flag, not an --option: see trusteval run --help)" if hint else ""
 
 
 def default_toxicity_scorer(languages: set[str]) -> str:
