@@ -351,6 +351,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         ("scorers", SCORERS),
     ):
         print(f"{title}: {', '.join(registry.names())}")
+    print("options of one: trusteval options KIND NAME (KIND: backend, scorer, dataset, benchmark)")
     return 0
 
 
