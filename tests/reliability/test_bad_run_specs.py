@@ -94,7 +94,7 @@ FLAG_CASES = [
     (("--timeout", "0"), "flag --timeout: Input should be greater than 0"),
     (("--resamples", "1000000000000"), "flag --resamples: Input should be less than or equal to 100000"),
     (("--limit", "0"), "flag --limit: Input should be greater than or equal to 1"),
-    (("--option", "limt=5"), "trusteval-toxicity: unknown option 'limt'. Did you mean '--limit'? (a run flag, not an --option"),
+    (("--option", "limt=5"), "trusteval-toxicity: unknown option 'limt'. Did you mean '--limit'? (a run flag"),
 ]
 
 
