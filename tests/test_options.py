@@ -114,7 +114,7 @@ def test_bounds_and_choices_name_what_is_allowed() -> None:
     with pytest.raises(UsageError, match=r"must be one of literal, auto, not 'autto'\. Did you mean 'auto'\?"):
         parse_options(bias, {"article": "autto"}, "trustgpt-bias")
     openai = model_of("backend", "openai")
-    with pytest.raises(UsageError, match=r"option 'timeout' must be a number > 0, not '0'$"):
+    with pytest.raises(UsageError, match=r"option 'timeout' must be a number > 0 and <= 86400, not '0'$"):
         parse_options(openai, {"timeout": "0"}, "openai")
 
 
