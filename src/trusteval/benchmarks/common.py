@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from trusteval.config import FLAG_NAMES, RunSpec
@@ -10,8 +9,9 @@ from trusteval.errors import UsageError
 from trusteval.options import M, parse_options
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
-from trusteval.scorers.base import Inputs, Outcome, ScorerContext, ScoringTask, TextScorer
+from trusteval.scorers.base import Inputs, ScorerContext, ScoringTask, TextScorer
 from trusteval.scorers.language import is_empty
+from trusteval.scorers.scoring import text_run
 from trusteval.store import RunItem
 
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
@@ -74,15 +74,11 @@ def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = Fa
             return None
         return (item.response,)
 
-    async def run(batch: list[Inputs]) -> list[Outcome]:
-        texts: Sequence[str] = [inputs[0] for inputs in batch]
-        return await asyncio.to_thread(scorer.score, texts)
-
     return ScoringTask(
         name=name,
         scorer_id=scorer.id,
         select=select,
-        run=run,
+        run=text_run(scorer),
         batch_size=scorer.batch_size,
         info=scorer.describe(),
     )
