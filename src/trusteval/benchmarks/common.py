@@ -54,18 +54,25 @@ def check_scorer_language(scorer: TextScorer, languages: set[str], *, force: boo
         )
 
 
+def toxicity_scorer_spec(raw: str | None, languages: set[str]) -> str:
+    """The scorer spec a run uses: the user's, else the offline detector for the data's language."""
+    return raw or default_toxicity_scorer(languages)
+
+
 def load_toxicity_scorer(
     raw: str | None, context: ScorerContext, languages: set[str], *, force_language: bool
 ) -> TextScorer:
-    scorer = load_scorer(raw or default_toxicity_scorer(languages), context)
+    scorer = load_scorer(toxicity_scorer_spec(raw, languages), context)
     check_scorer_language(scorer, languages, force=force_language)
     return scorer
 
 
-def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = False) -> ScoringTask:
+def text_task(
+    name: str, scorer: TextScorer, role: str, *, skip_empty: bool = False, scorer_spec: str | None = None
+) -> ScoringTask:
     """Score one text of every item: the prompt, or the response when there is one. `skip_empty` (toxicity
     scorers): an empty or whitespace-only response is never scored; the benchmarks count it as "empty
-    response"."""
+    response". `scorer_spec`: the spec the scorer was loaded from (an executor rebuilds it on its workers)."""
 
     def select(item: RunItem) -> Inputs | None:
         if role == "prompt":
@@ -81,4 +88,5 @@ def text_task(name: str, scorer: TextScorer, role: str, *, skip_empty: bool = Fa
         run=text_run(scorer),
         batch_size=scorer.batch_size,
         info=scorer.describe(),
+        scorer_spec=scorer_spec,
     )

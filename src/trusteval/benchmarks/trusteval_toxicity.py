@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import Field
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, plan_requests, render_messages
-from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_options, text_task
+from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_options, text_task, toxicity_scorer_spec
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.sources import DataContext
@@ -234,12 +234,11 @@ class TrustEvalToxicity:
         return Plan(dataset, prompts, plan_requests(self.spec, prompts, render), notes)
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
-        scorer = load_toxicity_scorer(
-            self.spec.scorer, context, plan_languages, force_language=self.spec.force_scorer_language
-        )
-        tasks = [text_task(RESPONSE_TASK, scorer, "response", skip_empty=True)]
+        raw = toxicity_scorer_spec(self.spec.scorer, plan_languages)
+        scorer = load_toxicity_scorer(raw, context, plan_languages, force_language=self.spec.force_scorer_language)
+        tasks = [text_task(RESPONSE_TASK, scorer, "response", skip_empty=True, scorer_spec=raw)]
         if self.spec.prompt_toxicity == "scorer":
-            tasks.insert(0, text_task(PROMPT_TASK, scorer, "prompt"))
+            tasks.insert(0, text_task(PROMPT_TASK, scorer, "prompt", scorer_spec=raw))
         return tasks
 
     def results(

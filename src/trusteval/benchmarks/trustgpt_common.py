@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field, model_validator
 
 from trusteval.benchmarks.base import Plan, plan_requests
-from trusteval.benchmarks.common import load_toxicity_scorer, text_task
+from trusteval.benchmarks.common import load_toxicity_scorer, text_task, toxicity_scorer_spec
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset, load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
@@ -273,8 +273,9 @@ def build_plan(
 
 
 def toxicity_task(spec: RunSpec, context: ScorerContext, languages: set[str]) -> ScoringTask:
-    scorer = load_toxicity_scorer(spec.scorer, context, languages, force_language=spec.force_scorer_language)
-    return text_task(RESPONSE_TOXICITY, scorer, "response", skip_empty=True)
+    raw = toxicity_scorer_spec(spec.scorer, languages)
+    scorer = load_toxicity_scorer(raw, context, languages, force_language=spec.force_scorer_language)
+    return text_task(RESPONSE_TOXICITY, scorer, "response", skip_empty=True, scorer_spec=raw)
 
 
 def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringTask:

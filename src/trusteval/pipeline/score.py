@@ -25,7 +25,10 @@ async def score_stage(
         selected = task.select(item)
         if selected is not None:
             inputs.setdefault(text_subject(*selected), selected)
-    counts = await score_missing(store, task, inputs, progress, f"score {task.name}", shuffle_seed=SHUFFLE_SEED)
+    stage = f"score {task.name}"
+    counts = await score_missing(
+        store, task, inputs, progress, stage, shuffle_seed=SHUFFLE_SEED, in_flight=task.in_flight
+    )
     summary.scored += counts.scored
     summary.scores_reused += counts.reused
     summary.score_failures += counts.failures
@@ -43,4 +46,4 @@ async def control_stage(
     if texts_for is None or task is None:
         return
     inputs = {text_subject(text): (text,) for text in texts_for(items)}
-    await score_missing(store, task, inputs, progress, "score scorer control")
+    await score_missing(store, task, inputs, progress, "score scorer control", in_flight=task.in_flight)
