@@ -120,7 +120,7 @@ def test_ray_run_equals_local_run_and_resumes(tmp_path, cache_dir, ray_cluster) 
     exported = [run_cli("export", "--store", tmp_path / name).stdout for name in ("ray", "local")]
     assert exported[0] == exported[1] and exported[0].count("\n") == 2 * len(TEXTS)
 
-    scoring = [n for n in summary["notes"] if n.startswith("ray: response_toxicity scored on 2 workers")]
+    scoring = [n for n in summary["notes"] if n.startswith("ray: prompt_toxicity, response_toxicity scored on 2 ")]
     assert scoring and "[0," not in scoring[0] and ", 0]" not in scoring[0], f"both workers scored: {scoring}"
     assert (summary["scored"], summary["score_failures"]) == (local.json()["scored"], 0)
 

@@ -23,13 +23,12 @@ from dataclasses import replace
 from typing import Any
 
 from trusteval.errors import BackendError, UsageError, missing_extra
-from trusteval.executors.ray_scoring import RayScoringPool, cause, on_workers
+from trusteval.executors.ray_scoring import RayScoringPool, cause, named_env, on_workers
 from trusteval.models import BackendSettings, ModelSpec, load_backend
 from trusteval.records import Generation, Request
 from trusteval.scorers.base import ScorerContext, ScoringTask
 
 MAX_BATCH = 64  # batches sent to a worker: small enough that a small run still spreads over the workers
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY"}  # the variable a backend reads when its spec names none
 
 
 def import_ray() -> Any:
@@ -41,12 +40,8 @@ def import_ray() -> Any:
 
 
 def worker_env(model: ModelSpec, env: Mapping[str, str]) -> dict[str, str]:
-    """The values of the environment variables the spec names (`*_env=NAME`), and nothing else."""
-    names = {value for key, value in model.options.items() if key.endswith("_env") and value}
-    default = DEFAULT_KEY_ENV.get(model.kind)
-    if default and "api_key_env" not in model.options:
-        names.add(default)
-    return {name: env[name] for name in sorted(names) if name in env}
+    """The values of the environment variables the model spec names, and nothing else."""
+    return named_env(model.kind, model.options, env)
 
 
 class GenerationWorker:
@@ -144,15 +139,26 @@ class RayExecutor:
 
     def score_on_workers(self, tasks: list[ScoringTask], context: ScorerContext) -> list[ScoringTask]:
         """The tasks, those with a scorer spec scored by pools of workers (started on their first batch)."""
+        pools: dict[tuple[str, str], RayScoringPool] = {}
         placed = []
         for task in tasks:
-            remote, pool = on_workers(self.ray, task, context, self.workers)
-            if pool is None:
+            if task.scorer_spec is None:
                 self.in_driver.append(task.name)
-            else:
+                placed.append(task)
+                continue
+            pool = pools.get((task.scorer_spec, task.scorer_id))
+            if pool is None:
+                pool = RayScoringPool(self.ray, task, context, self.workers, self._release_scoring)
+                pools[(task.scorer_spec, task.scorer_id)] = pool
                 self.scoring.append(pool)
-            placed.append(remote)
+            else:
+                pool.names.append(task.name)
+            placed.append(on_workers(task, pool))
         return placed
+
+    def _release_scoring(self) -> None:
+        for pool in self.scoring:
+            pool.close()
 
     def notes(self) -> tuple[str, ...]:
         generation = tuple(
@@ -164,7 +170,6 @@ class RayExecutor:
         return generation + scoring + (driver if self.in_driver else ())
 
     def close(self) -> None:
-        for pool in self.scoring:
-            pool.close()
+        self._release_scoring()
         if self._started:
             self.ray.shutdown()

@@ -3,8 +3,10 @@
 A scoring task whose scorer came from a spec (`ScoringTask.scorer_spec`: the toxicity scorers, `cold-tfidf`,
 `en-tfidf`, `hf:...`, `perspective`) is scored by a pool of Ray actors. The driver keeps deciding what to
 score (subjects without a final score, scorers/scoring.py) and stays the one writer of the store: each batch's
-Scores are written as its outcomes come back, so a killed run resumes as a local one does. The workers start
-on the first batch, after generation has ended and freed its actors' CPUs. A worker checks that its scorer has
+Scores are written as its outcomes come back, so a killed run resumes as a local one does. Tasks with the same
+scorer share one pool. A pool starts its workers on its first batch, after generation has ended and freed its
+actors' CPUs, and first ends the workers of any other pool: scoring stages run one after another, and two pools
+holding a small cluster's CPUs at once would wait on each other for ever. A worker checks that its scorer has
 the driver's scorer id (same model, version and trained detector); otherwise every batch it would have scored
 is stored as an error with the reason, and the run ends incomplete.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import replace
 from typing import Any
@@ -26,7 +28,8 @@ from trusteval.scorers.base import Inputs, Outcome, ScorerContext, ScoringTask
 
 MAX_SCORE_BATCH = 32  # texts per batch sent to a worker: a small run still spreads over the workers
 BATCHES_PER_WORKER = 2  # in flight per worker: one scoring, one on its way
-DEFAULT_KEY_ENV = {"perspective": "PERSPECTIVE_API_KEY"}  # the variable a scorer reads when its spec names none
+# the variable a backend or scorer reads when its spec names none
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "perspective": "PERSPECTIVE_API_KEY"}
 
 
 class ScoringError(RuntimeError):
@@ -34,11 +37,17 @@ class ScoringError(RuntimeError):
 
 
 def scorer_env(raw_spec: str, env: Mapping[str, str]) -> dict[str, str]:
-    """The values of the environment variables the scorer spec names (`*_env=NAME`), and nothing else."""
+    """The values of the environment variables the scorer spec names, and nothing else."""
     spec = parse_scorer_spec(raw_spec)
-    names = {value for key, value in spec.options.items() if key.endswith("_env") and value}
-    default = DEFAULT_KEY_ENV.get(spec.kind)
-    if default and "api_key_env" not in spec.options:
+    return named_env(spec.kind, spec.options, env)
+
+
+def named_env(kind: str, options: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """The values of the environment variables a spec's options name (`*_env=NAME`, else the kind's default key
+    variable), and nothing else: what a worker is given."""
+    names = {value for key, value in options.items() if key.endswith("_env") and value}
+    default = DEFAULT_KEY_ENV.get(kind)
+    if default and "api_key_env" not in options:
         names.add(default)
     return {name: env[name] for name in sorted(names) if name in env}
 
@@ -64,9 +73,12 @@ class ScoringWorker:
 
 
 class RayScoringPool:
-    """The ScoringWorker actors of one scoring task, started on the first batch; `run` is the task's call."""
+    """The ScoringWorker actors of one scorer (shared by the tasks that use it), started on the first batch;
+    `run` is those tasks' call."""
 
-    def __init__(self, ray: Any, task: ScoringTask, context: ScorerContext, workers: int) -> None:
+    def __init__(
+        self, ray: Any, task: ScoringTask, context: ScorerContext, workers: int, release_others: Callable[[], None]
+    ) -> None:
         if task.scorer_spec is None:
             raise ValueError(f"scoring task {task.name} has no scorer spec to rebuild on a worker")
         self._ray = ray
@@ -78,8 +90,9 @@ class RayScoringPool:
         self._busy: list[int] = []
         self._failed: str | None = None
         self._lock = asyncio.Lock()
-        self.name = task.name
-        self.batches: list[int] = []
+        self._release_others = release_others
+        self.names = [task.name]
+        self.batches = [0] * workers
 
     async def run(self, batch: list[Inputs]) -> list[Outcome]:
         await self._start()
@@ -100,6 +113,7 @@ class RayScoringPool:
         async with self._lock:
             if self._actors or self._failed:
                 return
+            self._release_others()
             remote = self._ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(ScoringWorker)
             actors = [
                 remote.remote(self._spec, self._context, self._scorer_id, os.getcwd()) for _ in range(self._workers)
@@ -111,7 +125,7 @@ class RayScoringPool:
                     self._ray.kill(actor)
                 self._failed = f"a ray worker could not load scorer {self._spec}: {cause(exc)}"
                 return
-            self._actors, self._busy, self.batches = actors, [0] * len(actors), [0] * len(actors)
+            self._actors, self._busy = actors, [0] * len(actors)
 
     def close(self) -> None:
         for actor in self._actors:
@@ -121,21 +135,18 @@ class RayScoringPool:
 
     def note(self) -> str | None:
         """What the pool did; None when it had nothing to score (every subject was stored)."""
+        names = ", ".join(self.names)
         if self._failed:
-            return f"ray: {self.name} not scored on the workers: {self._failed}"
-        if not self.batches:
+            return f"ray: {names} not scored on the workers: {self._failed}"
+        if not any(self.batches):
             return None
-        return f"ray: {self.name} scored on {len(self.batches)} workers, batches per worker {self.batches}"
+        return f"ray: {names} scored on {len(self.batches)} workers, batches per worker {self.batches}"
 
 
-def on_workers(ray: Any, task: ScoringTask, context: ScorerContext, workers: int) -> tuple[ScoringTask, Any]:
-    """The task scored by a pool of workers (and the pool), or the task itself (and None) when its scorer
-    cannot be rebuilt from a spec."""
-    if task.scorer_spec is None:
-        return task, None
-    pool = RayScoringPool(ray, task, context, workers)
+def on_workers(task: ScoringTask, pool: RayScoringPool) -> ScoringTask:
+    """The task, scored by the pool's workers."""
     batch_size = max(1, min(task.batch_size, MAX_SCORE_BATCH))
-    return replace(task, run=pool.run, batch_size=batch_size, in_flight=BATCHES_PER_WORKER * workers), pool
+    return replace(task, run=pool.run, batch_size=batch_size, in_flight=BATCHES_PER_WORKER * len(pool.batches))
 
 
 def cause(exc: BaseException) -> str:
