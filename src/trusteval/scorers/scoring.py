@@ -16,10 +16,9 @@ from typing import Protocol
 
 from trusteval.progress import ProgressSink
 from trusteval.records import Score
-from trusteval.scorers.base import Outcome, TextScorer
+from trusteval.scorers.base import Inputs, Outcome, TextScorer
 from trusteval.store import Store
 
-Inputs = tuple[str, ...]
 Batch = list[tuple[str, Inputs]]  # (subject, inputs) pairs
 
 
