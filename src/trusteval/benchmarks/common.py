@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from trusteval.config import FLAG_NAMES, RunSpec
 from trusteval.errors import UsageError
 from trusteval.options import M, parse_options
