@@ -102,6 +102,7 @@ def test_compare_cli_matches_scipy(two_runs):
     assert tt["a"] == pytest.approx(before.metrics["models"]["persona:echo"]["overall"]["TT"]["value"])
     assert tt["b"] == 0 and tt["p"] < 0.05 and tt["test"] == "z"
     assert "pairs" not in found and not any("skipped" in name for name in found)  # counts are not compared
+    assert not any("threshold" in name for name in found)  # nor settings (the scorer's threshold)
 
 
 def test_report_of_two_runs_prints_stage_times(two_runs):

@@ -233,7 +233,7 @@ def test_benchmark_contract(name: str, data_dir: Path, store: Store, tmp_path: P
     answers.write_text('{"prompt": "p", "response": "r"}\n', "utf-8")
     base = {"benchmark": name, "models": [f"replay:{answers}"], "seeds": [42], **fields}
     bad_options = {**base.get("options", {}), typo or "bogus": "1"}
-    with pytest.raises(UsageError, match=f"Did you mean '{known}'" if known else "takes no --option"):
+    with pytest.raises(UsageError, match=f"Did you mean '{known}'" if known else f"{name}: unknown option"):
         BENCHMARKS.get(name)(RunSpec(**{**base, "options": bad_options}))
     spec = RunSpec(**base)
     benchmark = BENCHMARKS.get(name)(spec)

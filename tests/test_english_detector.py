@@ -79,7 +79,7 @@ def test_cached_detector_gives_identical_scores(scorer, cache_dir, data_dir):
 
 def test_bad_options(cache_dir, data_dir):
     context = ScorerContext(data_dir=data_dir, cache_dir=cache_dir)
-    with pytest.raises(UsageError, match="data must be one of"):
+    with pytest.raises(UsageError, match="option 'data' must be one of hatexplain, hatexplain"):
         load_scorer("en-tfidf?data=twitter", context)
     with pytest.raises(UsageError, match="unknown option"):
         load_scorer("en-tfidf?C=3", context)

@@ -110,7 +110,7 @@ def test_union_targets_count_each_community_once(context):
         ("hatexplain?split=dev2", UsageError, "HateXplain has no split 'dev2'"),
         ("hatexplain?map.Gay=sexual_orientation", UsageError, "no target community 'Gay'"),
         ("hatexplain?map.Women=", UsageError, "must be a non-empty string"),
-        ("hatexplain?targets=some", UsageError, "targets must be one of annotators, union"),
+        ("hatexplain?targets=some", UsageError, "option 'targets' must be one of annotators, union"),
         ("hatexplain?categories=politics", UsageError, "no class(es) ['politics']"),
         ("hatexplain?mapping=/nowhere/m.json", DataError, "m.json: file not found"),
     ],

@@ -270,8 +270,8 @@ def test_unknown_hub_id_offline_says_where_it_looked() -> None:
     ("options", "message"),
     [
         ("?dtyp=float32", "unknown option"),
-        ("?dtype=float8", "dtype must be one of"),
-        ("?batch_size=0", "at least 1"),
+        ("?dtype=float8", "option 'dtype' must be one of float32, bfloat16, float16, not 'float8'"),
+        ("?batch_size=0", "option 'batch_size' must be a whole number >= 1, not '0'"),
     ],
 )
 def test_bad_options_are_usage_errors(tiny_llama_dir: Path, options: str, message: str) -> None:

@@ -149,7 +149,7 @@ def test_a_text_that_cannot_be_scored_fails_alone(scorer) -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [("?threshold=2", "between 0 and 1"), ("?batch_size=0", "at least 1"), ("?labl=1", "unknown option")],
+    [("?threshold=2", "between 0 and 1"), ("?batch_size=0", "whole number >= 1"), ("?labl=1", "unknown option")],
 )
 def test_bad_options_are_usage_errors(tiny_bert_classifier_dir: Path, options: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):

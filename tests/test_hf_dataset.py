@@ -120,7 +120,7 @@ def test_a_changed_row_changes_the_dataset_name_and_the_recorded_hash(tmp_path):
         (MAPPING, ": say which split to read with ?split=NAME; the dataset has: 'train', 'test'"),
         ("split=test&text=sentence&label=group&lang=zh",
          "[test], line 1, field 'group': label 'race' is not one of '0', '1' (map other values with ?label_map="),
-        ("split=test&text=sentence&spilt=test&lang=zh", "unknown option(s) spilt"),
+        ("split=test&text=sentence&spilt=test&lang=zh", "unknown option 'spilt'"),
     ],
 )  # fmt: skip
 def test_bad_specs_fail_with_one_line_naming_the_dataset(tmp_path, options, expected):

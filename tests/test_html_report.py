@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli
+from helpers import cli_env, run_cli
 from trusteval.config import build_run_spec
 from trusteval.models import BACKENDS
 from trusteval.pipeline import execute
@@ -33,13 +33,15 @@ HOSTILE = (
     f"<script>document.title='{TITLE_MARK}'</script><img src=x onerror=\"document.title='{TITLE_MARK}'\">"
     "</script><!-- 你这个傻子"
 )
+CALM = "谢谢你的分享，我们应该尊重每一个人。"
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run", "--disable-sync", "--hide-scrollbars")  # fmt: skip
 
 
 class Persona:
-    """`persona:hostile` answers with markup on even seeds and echoes the prompt on odd ones; `persona:calm`
-    answers politely; `persona:<script>` is a hostile model name."""
+    """`persona:hostile` answers with markup (mostly Latin letters: off-language for Chinese data) on even seeds
+    and echoes the prompt on odd ones; `persona:calm` answers politely; `persona:judge` judges avoidance: 1 for
+    the polite answer, 0 for the markup, an unparsable answer for an echoed prompt."""
 
     batch_size = 16
     max_concurrency = 1
@@ -53,7 +55,9 @@ class Persona:
     def _answer(self, text: str, seed: int) -> str:
         if self.name == "hostile":
             return HOSTILE if seed % 2 == 0 else text
-        return "谢谢你的分享，我们应该尊重每一个人。"
+        if self.name == "judge":  # reads the avoidance prompt: a polite answer avoids harm, markup complies
+            return "1" if CALM in text else "0" if TITLE_MARK in text else "hard to say"
+        return CALM
 
     async def aclose(self):
         return None
@@ -94,18 +98,23 @@ def store_with_runs(tmp_path_factory, data_dir, cache_dir):
     try:
         spec = build_run_spec({**base, "models": ["persona:hostile", "persona:calm"]}, env={})
         summary = execute(spec, env={})
+        spans = {**base, "dataset": "toxicspans", "seeds": [42], "limit": 6}
+        spans_run = execute(build_run_spec({**spans, "models": ["persona:calm", "persona:hostile"]}, env={}), env={})
+        avoidance = {**base, "benchmark": "trusteval-avoidance", "limit": None, "per_category": 2}
+        judged = {**avoidance, "judge": "persona:judge", "models": ["persona:hostile", "persona:calm"]}
+        judged_run = execute(build_run_spec(judged, env={}), env={})
         pva = {**base, "benchmark": "trustgpt-pva", "limit": None, "options": {"norms": "6"}}
         figures = execute(build_run_spec({**pva, "models": ["persona:hostile"]}, env={}), env={})
         toxicity = {**pva, "benchmark": "trustgpt-toxicity", "options": {"norms": "3"}}
         execute(build_run_spec({**toxicity, "models": ["persona:hostile", "persona:calm"]}, env={}), env={})
     finally:
         BACKENDS.unregister("persona")
-    return folder, summary, figures
+    return folder, summary, figures, {"spans": spans_run, "judged": judged_run}
 
 
 @pytest.fixture(scope="module")
 def report_page(store_with_runs, tmp_path_factory):
-    folder, summary, figures = store_with_runs
+    folder, summary, figures, _ = store_with_runs
     page = tmp_path_factory.mktemp("page") / "report.html"
     result = run_cli("report", summary.run_id, figures.run_id, "--store", folder, "--html", page)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -162,7 +171,7 @@ def test_screenshot_of_the_report(report_page, tmp_path):
 
 
 def test_tables_html_covers_the_runs_used(store_with_runs, tmp_path):
-    folder, summary, _ = store_with_runs
+    folder, summary, *_ = store_with_runs
     page = tmp_path / "tables.html"
     result = run_cli("tables", "--store", folder, "--out", tmp_path / "t", "--html", page)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -242,7 +251,7 @@ def test_export_scores_a_response_that_repeats_its_prompt(store_with_runs):
     from trusteval.report.export import export_records
     from trusteval.store import Store
 
-    folder, summary, _ = store_with_runs
+    folder, summary, *_ = store_with_runs
     store = Store.open_read_only(folder)
     try:
         echoed = [r for r in export_records(store, summary.run_id) if r["response"] == r["prompt"]]
@@ -262,3 +271,148 @@ def test_samples_limit_keeps_the_worst_rows(report_page, store_with_runs, tmp_pa
     assert f"holds the 5 worst of {summary.requests} rows" in text and "5 sample rows" in result.stderr
     wrong = run_cli("report", summary.run_id, "--store", folder, "--html", page, "--samples", "-1")
     assert wrong.returncode == 2 and wrong.stderr == "error: flag --samples -1: use 0 or more\n"
+
+
+@pytest.fixture(scope="module")
+def judged_page(store_with_runs, tmp_path_factory):
+    """The report of the COLD toxicity run, the ToxicSpans one and the judged avoidance run."""
+    folder, summary, _, more = store_with_runs
+    page = tmp_path_factory.mktemp("judged") / "report.html"
+    runs = (summary.run_id, more["spans"].run_id, more["judged"].run_id)
+    result = run_cli("report", *runs, "--store", folder, "--html", page)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return page, summary, more
+
+
+def _table(dom: str, name: str) -> list[list[str]]:
+    found = re.search(rf'<h3 id="{name}">.*?</h3>\s*<table class="result">(.*?)</table>', dom, re.S)
+    assert found, f"no table {name}"
+    return [re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row) for row in re.findall(r"<tr>(.*?)</tr>", found.group(1))]
+
+
+def test_combined_table5_puts_the_datasets_side_by_side(judged_page, tmp_path):
+    page, *_ = judged_page
+    dom = browse(page, tmp_path, "--dump-dom")
+    combined, cold, spans = (_table(dom, name) for name in ("table5_combined", "table5_cold", "table5_toxicspans"))
+    assert combined[0] == ["Model", *(f"{d} {c}" for d in ("cold", "toxicspans") for c in cold[0][1:])]
+    by_model = {row[0]: row[1:] for row in combined[1:]}
+    assert set(by_model) == {"persona:hostile", "persona:calm"}
+    for row in cold[1:]:
+        assert by_model[row[0]][:5] == row[1:]
+    for row in spans[1:]:
+        assert by_model[row[0]][5:] == row[1:]
+    assert "Table 5 (cold, toxicspans): prompt-response toxicity categories (%), datasets side by side" in dom
+
+
+def test_tables_command_writes_the_combined_table5(store_with_runs, tmp_path):
+    folder, *_ = store_with_runs
+    result = run_cli("tables", "--store", folder, "--benchmark", "trusteval-toxicity", "--out", tmp_path, "--json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    tables = {t["name"]: t for t in result.json()["tables"]}
+    combined, cold = tables["table5_combined"], tables["table5_cold"]
+    assert combined["columns"][1:6] == [f"cold {c}" for c in ("T2T", "T2NT", "NT2T", "NT2NT", "TT")]
+    assert combined["columns"][6] == "toxicspans T2T" and len(combined["columns"]) == 11
+    rows = {row[0]: row for row in combined["rows"]}
+    assert [rows[row[0]][1:6] for row in cold["rows"]] == [row[1:] for row in cold["rows"]]
+    assert (tmp_path / "table5_combined.md").is_file() and (tmp_path / "table5_cold.md").is_file()
+    narrow = run_cli("tables", "--store", folder, "--benchmark", "trusteval-toxicity", "--out", tmp_path,
+                     env={**cli_env(), "COLUMNS": "80"})  # fmt: skip
+    assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    # too wide for 80 columns: printed in parts, each with the model names, no header or number cut in two
+    assert "datasets side by side [columns 1 of" in " ".join(narrow.stdout.split())
+    assert all(f" {c} " in narrow.stdout for c in ("cold NT2NT", "toxicspans NT2NT", "T2NT seed mean", "41.67"))
+
+
+def test_sample_rows_show_the_judge_verdict_and_filter_by_it(judged_page, tmp_path):
+    page, _, more = judged_page
+    text = page.read_text(encoding="utf-8")
+    judge_id = re.search(r'"judges":\["(judge/avoidance_v1@[0-9a-f]{12}/[^"]+)"\]', text).group(1)
+    assert "persona:judge" in judge_id
+    dom = browse(page, tmp_path, "--dump-dom", fragment="#verdict=complies")
+    rows = sample_rows(dom)
+    assert rows and all(r[7] == f"complies\njudge: {judge_id}" for r in rows)
+    assert all("&lt;script&gt;document.title" in r[5] for r in rows)  # the markup answers, shown as text
+    assert TITLE_MARK not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    judged = more["judged"].requests
+    assert f'data-shown="{judged // 4}"' in dom  # hostile's even-seed half of its half of the rows
+    avoids = sample_rows(browse(page, tmp_path, "--dump-dom", fragment="#verdict=avoids"))
+    assert avoids and all(r[0].startswith("persona:calm") for r in avoids) and len(avoids) == judged // 2
+    unparsed = sample_rows(browse(page, tmp_path, "--dump-dom", fragment="#verdict=unparsed&outcome=unparsed"))
+    assert len(unparsed) == judged // 4
+    toxicity = sample_rows(browse(page, tmp_path, "--dump-dom", fragment="#verdict=no%20judge&model=persona%3Acalm"))
+    assert toxicity and all(r[7] == "no judge" for r in toxicity)
+
+
+def test_header_counts_off_language_responses_and_says_why(judged_page, tmp_path):
+    page, summary, _ = judged_page
+    dom = browse(page, tmp_path, "--dump-dom")
+    header = dom[dom.index(f"Run {summary.run_id}") :]
+    header = header[: header.index("</details>")]
+    assert "off-language responses: 12</span>" in header  # persona:hostile's markup on seed 42, 12 prompts
+    assert "another script than the data's language" in header and "option off_language=exclude" in header
+    assert "scored and kept in the metrics" in header
+    rows = sample_rows(browse(page, tmp_path, "--dump-dom", fragment="#model=persona%3Ahostile&class=gender"))
+    assert any("language: off-language (the data is zh)" in r[6] for r in rows)
+
+
+def test_avoidance_rows_that_comply_come_first(store_with_runs):
+    """Worst first: for the avoidance judge 1 means the response avoids harm, so the 0s (complies) lead."""
+    from trusteval.report.html_data import run_samples, worst_first
+    from trusteval.store import Store
+
+    folder, *_, more = store_with_runs
+    store = Store.open_read_only(folder)
+    try:
+        verdicts = [s.verdict for s in worst_first(list(run_samples(store, more["judged"].run_id)))]
+    finally:
+        store.close()
+    assert verdicts == ["complies"] * 6 + ["avoids"] * 12 + ["unparsed"] * 6
+
+
+def test_header_names_model_identities_and_scorer_and_judge_validity(judged_page):
+    page, *_ = judged_page
+    text = page.read_text(encoding="utf-8")
+    assert "<td>model identity (persona:hostile)</td><td>persona:hostile</td>" in text
+    assert "<td>validity (response_toxicity)</td><td>not validated</td>" in text
+    judge = re.search(r"<td>judge validity \(avoidance_judge\)</td><td>([^<]*)</td>", text).group(1)
+    assert judge.startswith("Judge not validated: no Table 9 for this judge id")
+
+
+def test_bias_report_draws_the_disparity_beside_the_scorer_control(tmp_path, data_dir, cache_dir):
+    BACKENDS.register("persona", Persona)
+    try:
+        spec = {"store": str(tmp_path / "ws"), "data_dir": str(data_dir), "cache_dir": str(cache_dir), "seeds": [42],
+                "limit": 12, "resamples": 50, "benchmark": "trusteval-bias", "models": ["persona:hostile"]}  # fmt: skip
+        run = execute(build_run_spec(spec, env={}), env={})
+    finally:
+        BACKENDS.unregister("persona")
+    page = tmp_path / "bias.html"
+    result = run_cli("report", run.run_id, "--store", tmp_path / "ws", "--html", page)
+    assert result.returncode == 0, result.stderr[-2000:]
+    text = page.read_text(encoding="utf-8")
+    figure = r'id="fig-trusteval_bias_scorer_control"><img alt="[^"]*" src="data:image/svg\+xml;base64,([^"]+)"'
+    svg = re.search(figure, text)
+    drawn = base64.b64decode(svg.group(1)).decode()
+    assert "scorer control (persona:hostile)" in drawn and "delta over classes" in drawn
+
+
+def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):
+    from trusteval.tables.table5_combined import DatasetTable5, combined_table5
+
+    def table5(name: str) -> Table:
+        return Table(name, "t", ("Model", "T2T", "T2NT", "NT2T", "NT2NT", "TT"), (("m", 1.0, 2.0, 3.0, 4.0, 5.0),))
+
+    hostile = f"<img src=x onerror=\"document.title='{TITLE_MARK}'\">"
+    tables = combined_table5([DatasetTable5(hostile, "c", table5("table5_x")), DatasetTable5("cold", "c", table5("t"))])
+    sample = Sample("r", "m", 0, "c", "complies", 1.0, "p", "r", {}, f"<script>document.title='{TITLE_MARK}'</script>",
+                    f"judge/{hostile}", True)  # fmt: skip
+    page = tmp_path / "hostile.html"
+    page.write_text(render_html(ReportDoc("t", [], tables, [], [sample], version="t")), encoding="utf-8")
+    dom = browse(page, tmp_path, "--dump-dom")
+    assert re.search(r"<title>(.*?)</title>", dom, re.S).group(1) == "t"
+    assert "<th>cold T2T</th>" in dom and "<th>&lt;img src=x onerror=" in dom
+    assert (
+        sample_rows(dom)[0][7]
+        == f"&lt;script&gt;document.title='{TITLE_MARK}'&lt;/script&gt;\njudge: judge/&lt;img src=x"
+        f" onerror=\"document.title='{TITLE_MARK}'\"&gt;"
+    )

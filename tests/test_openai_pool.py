@@ -217,10 +217,10 @@ def test_the_identity_and_run_id_do_not_depend_on_the_replicas():
     [
         ("base_url=http://127.0.0.1:1/v1,ftp://h/v1", "base_url must be an http"),
         ("base_url=http://127.0.0.1:1/v1,http://127.0.0.1:1/v1/", "the same URL twice"),
-        ("concurrency=1025", "concurrency must be between 1 and 1024, not 1025"),
-        ("concurrency=0", "concurrency must be between 1 and 1024, not 0"),
-        ("max_retries=101", "max_retries must be between 0 and 100"),
-        ("timeout=0", "timeout must be more than 0 and at most 86400"),
+        ("concurrency=1025", "option 'concurrency' must be a whole number between 1 and 1024, not '1025'"),
+        ("concurrency=0", "option 'concurrency' must be a whole number between 1 and 1024, not '0'"),
+        ("max_retries=101", "option 'max_retries' must be a whole number between 0 and 100"),
+        ("timeout=0", "option 'timeout' must be a number > 0 and <= 86400, not '0'"),
     ],
 )
 def test_bad_pool_options_are_one_clear_usage_error(options, message):

@@ -146,7 +146,7 @@ def test_the_key_comes_only_from_the_injected_environment(tmp_path, monkeypatch)
     assert "retiring" in str(error_info.value)
     named = load_scorer("perspective?api_key_env=MY_KEY", ScorerContext(env={"MY_KEY": "k"}, cache_dir=tmp_path))
     assert named.api_key == "k"
-    with pytest.raises(UsageError, match="field must be span or summary"):
+    with pytest.raises(UsageError, match="option 'field' must be one of span, summary"):
         load_scorer("perspective?field=spans", ScorerContext(env={"PERSPECTIVE_API_KEY": "k"}, cache_dir=tmp_path))
 
 

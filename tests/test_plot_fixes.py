@@ -75,6 +75,26 @@ def test_console_table_at_80_columns_abbreviates_long_model_names():
     assert "21.50" in text and "56.70" in text and f"M1 = {long_a}" in text and "replay:..." not in text
 
 
+def test_console_table_too_wide_for_80_columns_comes_in_parts_with_the_model_names():
+    from rich.console import Console
+
+    from trusteval.report.console import split_columns
+
+    statistics = [f"{c} seed {s}" for c in ("T2T", "T2NT", "NT2T", "NT2NT", "TT") for s in ("mean", "sd")]
+    columns = ("Model", "seeds", *statistics)
+    rows = (("persona:hostile", 2, *(10.0 + i for i in range(10))), ("persona:calm", 2, *([0.5] * 10)))
+    table = Table("s", "Table 5 (cold): rates across seeds (%)", columns, rows)
+    parts = split_columns(table, 80)
+    assert len(parts) > 1 and [c for p in parts for c in p.columns[1:]] == list(columns[1:])
+    assert all(p.columns[0] == "Model" and [r[0] for r in p.rows] == ["persona:hostile", "persona:calm"] for p in parts)
+    assert split_columns(table, 300) == [table]
+    buffer = io.StringIO()
+    print_tables([table], Console(file=buffer, width=80))
+    text = buffer.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80 and "[columns 1 of" in text
+    assert all(f" {c} " in text for c in columns) and all(f" {10.0 + i:.2f} " in text for i in range(10))
+
+
 def test_console_tables_print_markup_in_names_as_text():
     from rich.console import Console
 

@@ -9,7 +9,9 @@ import string
 import pytest
 
 from trusteval.errors import UsageError
+from trusteval.options import read_spec_options
 from trusteval.redact import credential_in_options, is_secret_name, scrub
+from trusteval.scorers import perspective
 from trusteval.specs import Spec
 
 
@@ -84,5 +86,5 @@ def test_a_spec_holding_a_key_is_refused_and_unknown_options_are_named_without_v
         Spec.parse(f"openai:m?base_url=http://127.0.0.1:9/v1?key={key}")
     assert pieces_left(str(refused.value), key) == []
     with pytest.raises(UsageError, match="unknown option") as unknown:
-        Spec.parse(f"perspective?k={key}", bare=True).check_options({"rps"})
+        read_spec_options(perspective.Options, Spec.parse(f"perspective?k={key}", bare=True))
     assert pieces_left(str(unknown.value), key) == [] and "perspective?k=..." in str(unknown.value)

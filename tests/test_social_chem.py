@@ -115,7 +115,7 @@ def test_broken_files_name_file_line_and_field(tmp_path, name, expected):
 def test_unknown_options_and_sources_are_refused(data_dir, tmp_path):
     with pytest.raises(UsageError, match="unknown option"):
         _load("social-chem-101?sorce=full", data_dir, tmp_path)
-    with pytest.raises(UsageError, match="source must be one of auto, full, subset"):
+    with pytest.raises(UsageError, match="option 'source' must be one of auto, full, subset"):
         _load("social-chem-101?source=everything", data_dir, tmp_path)
     with pytest.raises(DataError, match="not available offline"):
         _load("social-chem-101?source=full", data_dir, tmp_path)

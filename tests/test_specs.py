@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from trusteval.errors import UsageError
-from trusteval.models import BACKENDS, ModelSpec, check_spec
+from trusteval.models import BACKENDS, ModelSpec, check_spec, hf
+from trusteval.options import read_spec_options
 from trusteval.records import GenerationParams, Request
 from trusteval.specs import Spec
 
@@ -12,7 +13,7 @@ def test_spec_parses_kind_name_and_options():
     spec = Spec.parse("hf:Qwen/Qwen2-0.5B?dtype=bfloat16&batch_size=8")
     assert (spec.kind, spec.name) == ("hf", "Qwen/Qwen2-0.5B")
     assert spec.options == {"dtype": "bfloat16", "batch_size": "8"}
-    assert spec.int_option("batch_size", 1) == 8
+    assert read_spec_options(hf.Options, spec).batch_size == 8
 
 
 def test_identity_keeps_output_options_and_drops_operational_ones():
@@ -40,7 +41,7 @@ def test_unknown_backend_suggests_the_closest_name():
 
 def test_bad_option_type_names_the_option():
     with pytest.raises(UsageError, match="batch_size"):
-        Spec.parse("hf:x?batch_size=many").int_option("batch_size", 1)
+        read_spec_options(hf.Options, Spec.parse("hf:x?batch_size=many"))
 
 
 def test_request_key_depends_on_model_messages_params_and_seed():

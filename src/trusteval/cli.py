@@ -159,12 +159,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _store_folder(value: str | None) -> str:
-    from trusteval.config import DEFAULT_STORE, ENV_PREFIX
-
-    return value or os.environ.get(ENV_PREFIX + "STORE") or DEFAULT_STORE
-
-
 def _parse_options(values: Sequence[str] | None) -> dict[str, str] | None:
     from trusteval.errors import UsageError
 
@@ -230,35 +224,19 @@ def _print_summary(summary: RunSummary) -> None:
         console.print(console_text("the run is incomplete: run the same command again to retry what failed"))
 
 
-def _open_run(store_folder: str | None, run_id: str | None) -> tuple[Any, str]:
-    from pathlib import Path
-
-    from trusteval.errors import UsageError
-    from trusteval.store import STORE_FILENAME, Store
-
-    folder = _store_folder(store_folder)
-    if not (Path(folder) / STORE_FILENAME).is_file():
-        raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
-    store = Store.open_read_only(folder)
-    run_id = run_id or store.latest_run_id()
-    if run_id is None or store.run_info(run_id) is None:
-        store.close()
-        raise UsageError(f"no run '{run_id}' in '{folder}'; `trusteval runs --store {folder}` lists them")
-    return store, run_id
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from rich.console import Console
 
+    from trusteval.commands.common import open_run, samples_limit
     from trusteval.errors import UsageError
     from trusteval.report.results import run_results
     from trusteval.report.tables import print_tables, write_tables
     from trusteval.run_owner import run_status
 
-    limit = _samples(args.samples)
-    store, run_id = _open_run(args.store, args.run_ids[0] if args.run_ids else None)
+    limit = samples_limit(args.samples)
+    store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
     run_ids = args.run_ids or [run_id]
     try:
         for other in run_ids[1:]:
@@ -305,14 +283,6 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _samples(value: int | None) -> int | None:
-    from trusteval.errors import UsageError
-
-    if value is not None and value < 0:
-        raise UsageError(f"flag --samples {value}: use 0 or more")
-    return value
-
-
 def _check_run(store: Store, run_id: str) -> None:
     from trusteval.errors import UsageError
 
@@ -321,9 +291,10 @@ def _check_run(store: Store, run_id: str) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from trusteval.commands.common import open_run
     from trusteval.report.export import export_rows
 
-    store, run_id = _open_run(args.store, args.run_id)
+    store, run_id = open_run(args.store, args.run_id)
     try:
         if args.output:
             count = _export_to_file(store, run_id, args.output, args.format)
@@ -349,10 +320,11 @@ def _export_to_file(store: Store, run_id: str, path: str, fmt: str) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from trusteval.folders import store_folder
     from trusteval.run_owner import run_status
     from trusteval.store import STORE_FILENAME, Store
 
-    folder = _store_folder(args.store)
+    folder = store_folder(args.store)
     if not (Path(folder) / STORE_FILENAME).is_file():
         print(one_line(f"no store in '{folder}'"), file=sys.stderr)
         return 1
@@ -383,6 +355,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         ("scorers", SCORERS),
     ):
         print(f"{title}: {', '.join(registry.names())}")
+    print("options of one: trusteval options KIND NAME (KIND: backend, scorer, dataset, benchmark)")
     return 0
 
 

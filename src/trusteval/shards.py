@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from trusteval.benchmarks.base import Plan
 
 SHARD_PATTERN = re.compile(r"^(\d{1,6})/(\d{1,6})$")
 
@@ -39,15 +34,3 @@ def in_shard(shard: str | None) -> Callable[[str], bool] | None:
         return None
     index, count = parse_shard(shard)
     return lambda request_key: shard_of(request_key, count) == index
-
-
-def shard_plan(plan: Plan, shard: str | None) -> Plan:
-    """The plan's items in this shard, and only the prompts they use."""
-    if shard is None:
-        return plan
-    index, count = parse_shard(shard)
-    items = [item for item in plan.items if shard_of(item.request.key, count) == index]
-    used = {(item.prompt.dataset, item.prompt.id) for item in items}
-    prompts = [p for p in plan.prompts if (p.dataset, p.id) in used]
-    note = f"shard {index}/{count}: {len(items)} of {len(plan.items)} requests; `trusteval merge` joins the shards"
-    return replace(plan, items=items, prompts=prompts, notes=(*plan.notes, note))

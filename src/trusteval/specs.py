@@ -9,7 +9,6 @@ still reuses stored rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from trusteval.errors import UsageError
@@ -86,42 +85,6 @@ class Spec:
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)
-
-    def int_option(self, key: str, default: int) -> int:
-        return int(self._typed(key, default, int))
-
-    def float_option(self, key: str, default: float) -> float:
-        return float(self._typed(key, default, float))
-
-    def bool_option(self, key: str, default: bool = False) -> bool:
-        value = self.options.get(key)
-        if value is None:
-            return default
-        if value.lower() in {"1", "true", "yes", "on"}:
-            return True
-        if value.lower() in {"0", "false", "no", "off"}:
-            return False
-        raise UsageError(f"spec '{self.shown}': option '{key}' must be true or false, not '{value}'")
-
-    def check_options(self, allowed: set[str] | frozenset[str]) -> None:
-        unknown = sorted(set(self.options) - set(allowed))
-        if unknown:
-            from trusteval.registry import did_you_mean
-
-            suggestion = did_you_mean(unknown[0], sorted(allowed))
-            raise UsageError(
-                f"spec '{self.shown}': unknown option(s) {', '.join(unknown)}.{suggestion} "
-                f"Known: {', '.join(sorted(allowed)) or 'none'}"
-            )
-
-    def _typed(self, key: str, default: Any, kind: type) -> Any:
-        value = self.options.get(key)
-        if value is None:
-            return default
-        try:
-            return kind(value)
-        except ValueError:
-            raise UsageError(f"spec '{self.shown}': option '{key}' must be {kind.__name__}, not '{value}'") from None
 
 
 def refuse_credentials(head: str, options: dict[str, str]) -> None:

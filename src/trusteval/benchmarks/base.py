@@ -8,7 +8,7 @@ tables from stored rows). It never writes to the store itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from trusteval.config import RunSpec
@@ -17,6 +17,7 @@ from trusteval.data.sources import DataContext
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
+from trusteval.shards import parse_shard, shard_of
 from trusteval.store import RunItem
 from trusteval.tables.table import Table, TableNotes
 
@@ -88,3 +89,15 @@ def plan_requests(
                     request = Request.build(identity, messages, spec.params, seed)
                     items.append(PlannedItem(request, raw_model, prompt, variant))
     return items
+
+
+def shard_plan(plan: Plan, shard: str | None) -> Plan:
+    """The plan's items in this shard, and only the prompts they use."""
+    if shard is None:
+        return plan
+    index, count = parse_shard(shard)
+    items = [item for item in plan.items if shard_of(item.request.key, count) == index]
+    used = {(item.prompt.dataset, item.prompt.id) for item in items}
+    prompts = [p for p in plan.prompts if (p.dataset, p.id) in used]
+    note = f"shard {index}/{count}: {len(items)} of {len(plan.items)} requests; `trusteval merge` joins the shards"
+    return replace(plan, items=items, prompts=prompts, notes=(*plan.notes, note))

@@ -2,35 +2,30 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-
 from trusteval.config import FLAG_NAMES, RunSpec
 from trusteval.errors import UsageError
+from trusteval.options import M, parse_options
 from trusteval.records import TaskSubject
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
-from trusteval.scorers.base import Inputs, Outcome, ScorerContext, ScoringTask, TextScorer
+from trusteval.scorers.base import Inputs, ScorerContext, ScoringTask, TextScorer
 from trusteval.scorers.language import is_empty
+from trusteval.scorers.scoring import text_run
 from trusteval.store import RunItem
 
 DEFAULT_TOXICITY_SCORER = {"zh": "cold-tfidf", "en": "en-tfidf"}
 
 
-def refuse_options(spec: RunSpec, benchmark: str, allowed: Sequence[str] = ()) -> None:
-    """The TrustEval benchmarks take no --option but `allowed`: another one would silently do nothing. The
-    suggestion names the option or run flag it most resembles (`--option limit=5` is `--limit 5`)."""
-    unknown = sorted(set(spec.options) - set(allowed))
-    if not unknown:
-        return
-    key = unknown[0]
+def read_benchmark_options(model: type[M], spec: RunSpec, benchmark: str) -> M:
+    """The run's `--option key=value` read into the benchmark's options model. An unknown name that resembles a
+    run flag is pointed there (`--option limit=5` is `--limit 5`)."""
+    return parse_options(model, spec.options, benchmark, suggest=_run_flag_hint)
+
+
+def _run_flag_hint(key: str) -> str:
     flags = [FLAG_NAMES.get(f, "--" + f.replace("_", "-")) for f in RunSpec.model_fields if f != "options"]
-    hint = did_you_mean(key, list(allowed)) or did_you_mean("--" + key.replace("_", "-"), flags)
-    options = f" and --option {', '.join(allowed)}" if allowed else ""
-    raise UsageError(
-        f"{benchmark} takes no --option, but got '{key}'.{hint} Its settings are the run flags (trusteval run "
-        f"--help){options}"
-    )
+    hint = did_you_mean("--" + key.replace("_", "-"), flags)
+    return f"{hint} (a run flag, not an --option: see trusteval run --help)" if hint else ""
 
 
 def default_toxicity_scorer(languages: set[str]) -> str:
@@ -58,18 +53,25 @@ def check_scorer_language(scorer: TextScorer, languages: set[str], *, force: boo
         )
 
 
+def toxicity_scorer_spec(raw: str | None, languages: set[str]) -> str:
+    """The scorer spec a run uses: the user's, else the offline detector for the data's language."""
+    return raw or default_toxicity_scorer(languages)
+
+
 def load_toxicity_scorer(
     raw: str | None, context: ScorerContext, languages: set[str], *, force_language: bool
 ) -> TextScorer:
-    scorer = load_scorer(raw or default_toxicity_scorer(languages), context)
+    scorer = load_scorer(toxicity_scorer_spec(raw, languages), context)
     check_scorer_language(scorer, languages, force=force_language)
     return scorer
 
 
-def text_task(name: str, scorer: TextScorer, role: TaskSubject, *, skip_empty: bool = False) -> ScoringTask:
+def text_task(
+    name: str, scorer: TextScorer, role: TaskSubject, *, skip_empty: bool = False, scorer_spec: str | None = None
+) -> ScoringTask:
     """Score one text of every item: the prompt, or the response when there is one. `skip_empty` (toxicity
     scorers): an empty or whitespace-only response is never scored; the benchmarks count it as "empty
-    response"."""
+    response". `scorer_spec`: the spec the scorer was loaded from (an executor rebuilds it on its workers)."""
 
     def select(item: RunItem) -> Inputs | None:
         if role == TaskSubject.PROMPT:
@@ -78,16 +80,13 @@ def text_task(name: str, scorer: TextScorer, role: TaskSubject, *, skip_empty: b
             return None
         return (item.response,)
 
-    async def run(batch: list[Inputs]) -> list[Outcome]:
-        texts: Sequence[str] = [inputs[0] for inputs in batch]
-        return await asyncio.to_thread(scorer.score, texts)
-
     return ScoringTask(
         name=name,
         scorer_id=scorer.id,
         select=select,
-        run=run,
+        run=text_run(scorer),
         batch_size=scorer.batch_size,
         info=scorer.describe(),
+        scorer_spec=scorer_spec,
         subject_kind=role,
     )

@@ -21,23 +21,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
-from trusteval.benchmarks.base import (
-    Plan,
-    Results,
-    ScoreBook,
-    ScorerInfos,
-    plan_requests,
-    render_messages,
-    task_scorer,
-)
-from trusteval.benchmarks.common import refuse_options
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, plan_requests, render_messages, task_scorer
+from trusteval.benchmarks.common import read_benchmark_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
 from trusteval.models import BackendSettings
+from trusteval.options import PluginOptions
 from trusteval.records import Score, ScoreStatus, ok_value, text_subject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.judge_validity import validation_line, verdict_check
@@ -50,7 +44,6 @@ DEFAULT_JUDGE = "default"
 DEFAULT_PER_CATEGORY = 200
 NO_RESPONSE = "no response"
 NOT_JUDGED = "missing"  # answered, but the judge has not scored the pair yet
-OPTIONS = ("judge_prompt",)
 PROMPT_FIELDS = ("prompt", "response")
 VERDICT_LABELS = {1.0: "avoids", 0.0: "complies"}
 
@@ -87,12 +80,18 @@ def collect_judgements(items: Sequence[RunItem], judged: Mapping[str, Score]) ->
     return {model: judgements_from_rows(found) for model, found in rows.items()}
 
 
+class Options(PluginOptions):
+    """Its other settings are the run flags (trusteval run --help)."""
+
+    judge_prompt: str | None = Field(None, description="the judge's prompt file (default: the shipped avoidance_v1)")
+
+
 class TrustEvalAvoidance:
     name = "trusteval-avoidance"
     default_dataset = "cold"
 
     def __init__(self, spec: RunSpec) -> None:
-        refuse_options(spec, self.name, OPTIONS)
+        self.options = read_benchmark_options(Options, spec, self.name)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
         self.per_category = spec.per_category or DEFAULT_PER_CATEGORY
@@ -101,7 +100,7 @@ class TrustEvalAvoidance:
         """The versioned prompt shipped with trusteval, or the user's file (option judge_prompt)."""
         from trusteval.scorers.judge import JudgePrompt
 
-        path = self.spec.options.get("judge_prompt")
+        path = self.options.judge_prompt
         return JudgePrompt.from_file(path, PROMPT_FIELDS) if path else JudgePrompt.load(JUDGE_PROMPT)
 
     def plan(self, data: DataContext) -> Plan:

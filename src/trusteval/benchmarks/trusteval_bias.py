@@ -17,8 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
+from trusteval.benchmarks import trusteval_toxicity as toxicity
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
+from trusteval.benchmarks.common import read_benchmark_options
 from trusteval.benchmarks.trusteval_toxicity import (
     RESPONSE_TASK,
     ModelPairs,
@@ -35,6 +38,7 @@ from trusteval.errors import UsageError
 from trusteval.metrics import scorer_bias
 from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, copy_values, response_families
+from trusteval.options import Flag
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.identity import groups_for, language_of
 from trusteval.store import RunItem
@@ -42,7 +46,6 @@ from trusteval.tables import paper_tables
 from trusteval.tables.control_tables import control_tables
 
 NON_ATTRIBUTE_CLASSES = ("none", "multiple")
-OPTIONS = ("include_non_attribute", "off_language")
 
 
 def _language(items: Sequence[RunItem]) -> str:
@@ -71,20 +74,19 @@ def dataset_classes(prompts: Sequence[Any]) -> list[str]:
     return sorted({p.category for p in prompts if p.category is not None})
 
 
-def _bool_option(options: Mapping[str, str], key: str) -> bool:
-    value = options.get(key, "false").lower()
-    if value not in {"true", "false", "1", "0", "yes", "no"}:
-        raise UsageError(f"option {key}={options[key]!r}: expected true or false")
-    return value in {"true", "1", "yes"}
+class Options(toxicity.Options):
+    include_non_attribute: Flag = Field(
+        False, description="count the 'none' and 'multiple' classes among the attribute classes compared"
+    )
 
 
 class TrustEvalBias(TrustEvalToxicity):
     name = "trusteval-bias"
-    options = OPTIONS
+    options_model = Options
 
     def __init__(self, spec: RunSpec) -> None:
         super().__init__(spec)
-        self.include_non_attribute = _bool_option(spec.options, "include_non_attribute")
+        self.include_non_attribute = read_benchmark_options(Options, spec, self.name).include_non_attribute
 
     def attribute_classes(self, classes: Sequence[str]) -> list[str]:
         """The classes sigma, delta, rho and tau compare."""

@@ -16,26 +16,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
-from trusteval.benchmarks.base import (
-    Plan,
-    Results,
-    ScoreBook,
-    ScorerInfos,
-    plan_requests,
-    render_messages,
-    task_scorer,
-)
-from trusteval.benchmarks.common import load_toxicity_scorer, refuse_options, text_task
+from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, plan_requests, render_messages, task_scorer
+from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_options, text_task, toxicity_scorer_spec
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
+from trusteval.options import PluginOptions
 from trusteval.records import TaskSubject, ok_value
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
@@ -211,16 +205,24 @@ def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+class Options(PluginOptions):
+    """Its other settings are the run flags (trusteval run --help)."""
+
+    off_language: Literal["keep", "exclude"] = Field(
+        "keep", description="answers not in the data's language: keep (counted, warned about) or exclude"
+    )
+
+
 class TrustEvalToxicity:
     name = "trusteval-toxicity"
     default_dataset = "cold"
-    options: tuple[str, ...] = ("off_language",)
+    options_model: type[Options] = Options
 
     def __init__(self, spec: RunSpec) -> None:
-        refuse_options(spec, self.name, self.options)
+        self.options = read_benchmark_options(self.options_model, spec, self.name)
         self.spec = spec
         self.dataset_name = spec.dataset or self.default_dataset
-        self.off_language = off_language_policy(spec.options)
+        self.off_language = self.options.off_language
 
     def plan(self, data: DataContext) -> Plan:
         dataset = load_dataset(self.dataset_name, data)
@@ -233,12 +235,11 @@ class TrustEvalToxicity:
         return Plan(dataset, prompts, plan_requests(self.spec, prompts, render), notes)
 
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
-        scorer = load_toxicity_scorer(
-            self.spec.scorer, context, plan_languages, force_language=self.spec.force_scorer_language
-        )
-        tasks = [text_task(RESPONSE_TASK, scorer, TaskSubject.RESPONSE, skip_empty=True)]
+        raw = toxicity_scorer_spec(self.spec.scorer, plan_languages)
+        scorer = load_toxicity_scorer(raw, context, plan_languages, force_language=self.spec.force_scorer_language)
+        tasks = [text_task(RESPONSE_TASK, scorer, TaskSubject.RESPONSE, skip_empty=True, scorer_spec=raw)]
         if self.spec.prompt_toxicity == "scorer":
-            tasks.insert(0, text_task(PROMPT_TASK, scorer, TaskSubject.PROMPT))
+            tasks.insert(0, text_task(PROMPT_TASK, scorer, TaskSubject.PROMPT, scorer_spec=raw))
         return tasks
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:

@@ -31,14 +31,18 @@ from trusteval.tables.trustgpt_tables import ava_tables
 NAME = "trustgpt-ava"
 
 
+class Options(common.CommonOptions):
+    """The options every TrustGPT benchmark takes; its answers are parsed, not scored."""
+
+
 class TrustGPTAva:
     name = NAME
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.options = common.check_options(spec, NAME, ())
+        self.options = common.check_options(spec, NAME, Options)
         common.refuse_toxicity_flags(spec, NAME)
-        self.labels = common.labels_option(self.options, common.CLASSES)
+        self.labels = common.labels_option(self.options.labels, common.CLASSES)
 
     def render(self, norm: Prompt, text: str) -> list[Prompt]:
         return [common.task_prompt("ava", norm, common.AVA_TEMPLATE.format(norm=text), {})]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from trusteval.benchmarks import trustgpt_common as common
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
@@ -24,6 +25,7 @@ from trusteval.metrics import scorer_bias
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.scorer_bias import all_texts, builtin_families, control_flags, copy_values, response_families
 from trusteval.metrics.trustgpt_results import BiasModel, BiasResult, GroupPair, GroupToxicity, MannWhitneyTests
+from trusteval.options import Flag
 from trusteval.records import Prompt
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.identity import GroupTerms, groups_for
@@ -33,8 +35,17 @@ from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import bias_tables
 
 NAME = "trustgpt-bias"
-OPTIONS = {"groups", "article", "holm", "refusal", "off_language"}
 ARTICLES = ("literal", "auto")
+
+
+class Options(common.ToxicityOptions):
+    groups: str | None = Field(
+        None, description="TYPE:g1,g2;TYPE2:g3 or a list of default groups (default: the paper's 8 groups)"
+    )
+    article: Literal["literal", "auto"] = Field(
+        "literal", description="literal: 'a/an' as the authors wrote it; auto: a or an by sound"
+    )
+    holm: Flag = Field(False, description="Holm-correct the pairwise tests")
 
 
 class TrustGPTBias:
@@ -42,14 +53,14 @@ class TrustGPTBias:
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.options = common.check_options(spec, NAME, OPTIONS)
-        self.groups = common.groups_option(self.options)
+        self.options = common.check_options(spec, NAME, Options)
+        self.groups = common.groups_option(self.options.groups)
         self.group_type = {g: t for t, members in self.groups.items() for g in members}
-        self.article = common.choice_option(self.options, "article", ARTICLES, "literal")
-        self.holm = common.bool_option(self.options, "holm")
-        self.labels = common.labels_option(self.options, common.CLASSES)
-        self.refusal = common.choice_option(self.options, "refusal", common.REFUSAL_CHOICES, "keywords-exact")
-        self.exclude_off_language = common.off_language_option(self.options)
+        self.article = self.options.article
+        self.holm = self.options.holm
+        self.labels = common.labels_option(self.options.labels, common.CLASSES)
+        self.refusal = self.options.refusal
+        self.exclude_off_language = self.options.off_language == "exclude"
 
     def render(self, norm: Prompt, text: str) -> list[Prompt]:
         return [

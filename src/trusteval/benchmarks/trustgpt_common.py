@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
+
+from pydantic import Field, model_validator
 
 from trusteval.benchmarks.base import Plan, plan_requests
-from trusteval.benchmarks.common import load_toxicity_scorer, text_task
+from trusteval.benchmarks.common import load_toxicity_scorer, text_task, toxicity_scorer_spec
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset, load_dataset, sample_prompts
 from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
+from trusteval.options import Names, PluginOptions, parse_options
 from trusteval.records import Prompt, Score, ScoreStatus, TaskSubject, content_hash, text_subject
-from trusteval.registry import did_you_mean
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
-from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
+from trusteval.scorers.language import WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
 
 DATASET = "social-chem-101"
@@ -90,16 +92,43 @@ def bias_text(group: str, norm: str, article_mode: str) -> str:
 # -- options -----------------------------------------------------------------------------------------------
 
 
-def check_options(spec: RunSpec, benchmark: str, allowed: Iterable[str]) -> dict[str, str]:
-    """The benchmark options, refusing unknown keys with a suggestion, and run fields that would do nothing."""
-    allowed = sorted(set(allowed) | COMMON_OPTIONS)
-    for key in spec.options:
-        if key not in allowed:
-            raise UsageError(
-                f"{benchmark}: unknown option '{key}'.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}"
-            )
+class CommonOptions(PluginOptions):
+    """The options every TrustGPT benchmark takes (`--option key=value`)."""
+
+    norms: int = Field(DEFAULT_NORMS, ge=1, description="norms sampled in all (excludes per_label)")
+    per_label: int | None = Field(None, ge=1, description="norms sampled per class instead (excludes norms)")
+    labels: Names | None = Field(None, description="comma-separated norm classes to sample (default: all)")
+    rewrite_my: Literal["off", "word-boundary"] = Field(
+        "off", description="word-boundary: my/myself in a norm become your/yourself (the paper keeps them)"
+    )
+
+    @model_validator(mode="after")
+    def _norms_or_per_label(self) -> CommonOptions:
+        if self.per_label is not None and "norms" in self.model_fields_set:
+            raise ValueError("options norms and per_label exclude each other: norms is the total, per_label per class")
+        return self
+
+
+class RefusalOption(CommonOptions):
+    refusal: Literal["keywords-exact", "keywords-folded", "keywords-strict", "judge"] = Field(
+        "keywords-exact", description="the refusal (RtA) detector: a keyword list, or the LLM judge (--judge)"
+    )
+
+
+class ToxicityOptions(RefusalOption):
+    off_language: Literal["keep", "exclude"] = Field(
+        "keep", description="answers not in the prompt's language: keep (counted, warned about) or exclude"
+    )
+
+
+M = TypeVar("M", bound=CommonOptions)
+
+
+def check_options(spec: RunSpec, benchmark: str, model: type[M]) -> M:
+    """The benchmark options read into `model`, and run fields that would do nothing refused."""
+    options = parse_options(model, spec.options, benchmark)
     _refuse_fields(spec, benchmark, UNUSED_FIELDS)
-    return dict(spec.options)
+    return options
 
 
 UNUSED_FIELDS = {
@@ -122,35 +151,7 @@ def _refuse_fields(spec: RunSpec, benchmark: str, fields: Mapping[str, str]) -> 
             raise UsageError(f"{benchmark} does not use --{field.replace('_', '-')}: {why}")
 
 
-def int_option(options: Mapping[str, str], key: str, default: int | None) -> int | None:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise UsageError(f"option {key}={raw!r}: expected a whole number >= 1")
-    return int(raw)
-
-
-def choice_option(options: Mapping[str, str], key: str, choices: Sequence[str], default: str) -> str:
-    value = options.get(key, default)
-    if value not in choices:
-        raise UsageError(
-            f"option {key}={value!r}: use one of {', '.join(choices)}.{did_you_mean(value, list(choices))}"
-        )
-    return value
-
-
-def bool_option(options: Mapping[str, str], key: str) -> bool:
-    value = options.get(key, "false").lower()
-    if value not in {"true", "false", "1", "0", "yes", "no"}:
-        raise UsageError(f"option {key}={value!r}: expected true or false")
-    return value in {"true", "1", "yes"}
-
-
-def list_option(options: Mapping[str, str], key: str, default: Sequence[str]) -> tuple[str, ...]:
-    raw = options.get(key)
-    if raw is None:
-        return tuple(default)
+def list_option(raw: str, key: str) -> tuple[str, ...]:
     items = [item.strip() for item in raw.split(",")]
     if not raw.strip() or any(not item for item in items):
         raise UsageError(f"option {key}={raw!r}: an empty entry; give a comma-separated list of names")
@@ -159,22 +160,22 @@ def list_option(options: Mapping[str, str], key: str, default: Sequence[str]) ->
     return tuple(items)
 
 
-def labels_option(options: Mapping[str, str], allowed: Sequence[str]) -> tuple[str, ...]:
-    labels = list_option(options, "labels", allowed)
+def labels_option(labels: Sequence[str] | None, allowed: Sequence[str]) -> tuple[str, ...]:
+    if labels is None:
+        return tuple(allowed)
     unknown = [label for label in labels if label not in allowed]
     if unknown:
         raise UsageError(f"option labels: {', '.join(unknown)} not usable here; use some of {', '.join(allowed)}")
-    return labels
+    return tuple(labels)
 
 
-def groups_option(options: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+def groups_option(raw: str | None) -> dict[str, tuple[str, ...]]:
     """`TYPE:g1,g2;TYPE2:g3,...`, or a plain list of default groups (their types are known)."""
-    raw = options.get("groups")
     if raw is None:
         return dict(DEFAULT_GROUPS)
     if ":" not in raw:
         known = {g: t for t, groups in DEFAULT_GROUPS.items() for g in groups}
-        names = list_option(options, "groups", ())
+        names = list_option(raw, "groups")
         unknown = [n for n in names if n not in known]
         if unknown:
             raise UsageError(
@@ -188,7 +189,7 @@ def groups_option(options: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
         group_type, sep, names = part.partition(":")
         if not sep or not group_type.strip():
             raise UsageError(f"option groups={raw!r}: '{part}' is not TYPE:g1,g2")
-        members = list_option({"groups": names}, "groups", ())
+        members = list_option(names, "groups")
         groups[group_type.strip()] = members
     everyone = [g for members in groups.values() for g in members]
     if len(set(everyone)) != len(everyone):
@@ -249,19 +250,15 @@ def task_prompt(task: str, norm: Prompt, text: str, variant: Mapping[str, str]) 
 
 
 def build_plan(
-    spec: RunSpec, data: DataContext, task: str, labels: Sequence[str], options: Mapping[str, str],
+    spec: RunSpec, data: DataContext, task: str, labels: Sequence[str], options: CommonOptions,
     render: Callable[[Prompt, str], list[Prompt]],
 ) -> Plan:  # fmt: skip
     """Load, sample, render every norm into its task prompts, and plan one request per model, prompt and seed."""
     dataset = load_dataset(spec.dataset or DATASET, data)
     if dataset.name != DATASET:
         raise UsageError(f"{task} runs on {DATASET} (a TSV in its schema: --dataset '{DATASET}?path=FILE')")
-    size = int_option(options, "norms", DEFAULT_NORMS)
-    per_label = int_option(options, "per_label", None)
-    if per_label is not None and "norms" in options:
-        raise UsageError("options norms and per_label exclude each other: norms is the total, per_label per class")
-    norms, notes = sample_norms(dataset, task, labels, size, per_label, spec.sample_seed)
-    mode = choice_option(options, "rewrite_my", REWRITE_MY, "off")
+    norms, notes = sample_norms(dataset, task, labels, options.norms, options.per_label, spec.sample_seed)
+    mode = options.rewrite_my
     prompts = [p for norm in norms for p in render(norm, rewrite_my(norm.text, mode))]
     if mode != "off":
         notes.append(f"{task}: 'my' rewritten to 'your' at word boundaries (option rewrite_my={mode})")
@@ -276,8 +273,9 @@ def build_plan(
 
 
 def toxicity_task(spec: RunSpec, context: ScorerContext, languages: set[str]) -> ScoringTask:
-    scorer = load_toxicity_scorer(spec.scorer, context, languages, force_language=spec.force_scorer_language)
-    return text_task(RESPONSE_TOXICITY, scorer, TaskSubject.RESPONSE, skip_empty=True)
+    raw = toxicity_scorer_spec(spec.scorer, languages)
+    scorer = load_toxicity_scorer(raw, context, languages, force_language=spec.force_scorer_language)
+    return text_task(RESPONSE_TOXICITY, scorer, TaskSubject.RESPONSE, skip_empty=True, scorer_spec=raw)
 
 
 def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringTask:
@@ -398,11 +396,6 @@ def skipped_notes(skipped: Mapping[str, Counter]) -> list[str]:
         for model, counts in skipped.items()
         if counts
     ]
-
-
-def off_language_option(options: Mapping[str, str]) -> bool:
-    """Option off_language: keep (default, counted and warned about) or exclude."""
-    return choice_option(options, "off_language", OFF_LANGUAGE_CHOICES, "keep") == "exclude"
 
 
 def language_checks(items: Sequence[RunItem], excluded: bool) -> dict[str, dict[str, Any]]:

@@ -26,15 +26,19 @@ NAME = "trustgpt-pva"
 PVA_CLASSES = ("good", "bad")
 
 
+class Options(common.RefusalOption):
+    """The common options and the refusal detector."""
+
+
 class TrustGPTPva:
     name = NAME
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.options = common.check_options(spec, NAME, {"refusal"})
+        self.options = common.check_options(spec, NAME, Options)
         common.refuse_toxicity_flags(spec, NAME)
-        self.labels = common.labels_option(self.options, PVA_CLASSES)
-        self.refusal = common.choice_option(self.options, "refusal", common.REFUSAL_CHOICES, "keywords-exact")
+        self.labels = common.labels_option(self.options.labels, PVA_CLASSES)
+        self.refusal = self.options.refusal
 
     def render(self, norm: Prompt, text: str) -> list[Prompt]:
         template = common.PVA_TEMPLATES[norm.category or ""]

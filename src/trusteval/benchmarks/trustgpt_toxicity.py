@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import Field
 
 from trusteval.benchmarks import trustgpt_common as common
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
@@ -20,6 +21,7 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.metrics import trustgpt as metrics
 from trusteval.metrics.trustgpt_results import ToxicityModel, ToxicityResult, ToxicitySummary
+from trusteval.options import Names
 from trusteval.records import Prompt
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.store import RunItem
@@ -27,8 +29,11 @@ from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import toxicity_tables
 
 NAME = "trustgpt-toxicity"
-OPTIONS = {"words", "refusal", "off_language"}
 QUANTILES = (10, 25, 50, 75, 90)
+
+
+class Options(common.ToxicityOptions):
+    words: Names = Field(common.DEFAULT_WORDS, description="comma-separated words for 'Say something {word}'")
 
 
 class TrustGPTToxicity:
@@ -36,11 +41,11 @@ class TrustGPTToxicity:
 
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.options = common.check_options(spec, NAME, OPTIONS)
-        self.words = common.list_option(self.options, "words", common.DEFAULT_WORDS)
-        self.labels = common.labels_option(self.options, common.CLASSES)
-        self.refusal = common.choice_option(self.options, "refusal", common.REFUSAL_CHOICES, "keywords-exact")
-        self.exclude_off_language = common.off_language_option(self.options)
+        self.options = common.check_options(spec, NAME, Options)
+        self.words = self.options.words
+        self.labels = common.labels_option(self.options.labels, common.CLASSES)
+        self.refusal = self.options.refusal
+        self.exclude_off_language = self.options.off_language == "exclude"
 
     def render(self, norm: Prompt, text: str) -> list[Prompt]:
         return [

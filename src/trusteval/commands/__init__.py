@@ -15,4 +15,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trusteval.commands.translate",
     "trusteval.commands.merge",
     "trusteval.commands.compare",
+    "trusteval.commands.options",
 )

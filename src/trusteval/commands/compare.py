@@ -24,7 +24,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def cmd_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from trusteval.cli import _open_run
+    from trusteval.commands.common import open_run
     from trusteval.errors import UsageError
     from trusteval.report.compare import compare_runs
 
@@ -32,7 +32,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"flag --resamples {args.resamples}: use at least 100")
     if args.format == "html" and not args.output:
         raise UsageError("--format html needs --output FILE")
-    store, _ = _open_run(args.store, args.run_a)
+    store, _ = open_run(args.store, args.run_a)
     try:
         comparison = compare_runs(store, args.run_a, args.run_b, args.resamples)
         if args.format == "html":

@@ -99,11 +99,11 @@ async def judge_repeats(
     judge: LLMJudge, pairs: list[tuple[str, str]], repeats: int, store: Store
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(pairs x repeats) judge values (NaN when not parsed) and counts; each repeat's judgements are stored."""
-    import random
-
     import numpy as np
 
+    from trusteval.progress import NullProgress
     from trusteval.records import ScoreStatus, text_subject
+    from trusteval.scorers.scoring import score_missing
 
     subjects = [text_subject(prompt, response) for prompt, response in pairs]
     values = np.full((len(pairs), repeats), np.nan)
@@ -111,14 +111,11 @@ async def judge_repeats(
     for repeat in range(repeats):
         current = judge.with_seed(repeat)
         store.register_scorer(current.id, current.describe())
-        done = store.scored_subjects(current.id, subjects)
-        todo = list({s: pair for s, pair in zip(subjects, pairs, strict=True) if s not in done}.items())
-        random.Random(repeat).shuffle(todo)  # randomised order, as in a benchmark run
-        for start in range(0, len(todo), current.batch_size):
-            batch = todo[start : start + current.batch_size]
-            outcomes = await current.score([pair for _, pair in batch])
-            store.add_scores(_scores(current.id, batch, outcomes))
-            counts["calls"] += len(batch)
+        task = current.scoring_task(f"judge repeat {repeat}", close=False)
+        inputs = dict(zip(subjects, pairs, strict=True))
+        # randomised order, as in a benchmark run
+        done = await score_missing(store, task, inputs, NullProgress(), task.name, shuffle_seed=repeat)
+        counts["calls"] += done.attempted
         stored = store.scores(current.id, subjects)
         for row, subject in enumerate(subjects):
             score = stored.get(subject)
@@ -130,15 +127,6 @@ async def judge_repeats(
                 counts["errors"] += 1
                 counts["first_error"] = counts["first_error"] or (score.detail if score else "not judged")
     return values, counts
-
-
-def _scores(scorer_id: str, batch: list, outcomes: list) -> list:
-    from trusteval.records import Score
-
-    return [
-        Score(subject, scorer_id, o.value, o.status, o.label, o.detail)
-        for (subject, _), o in zip(batch, outcomes, strict=True)
-    ]
 
 
 def judge_prompt(path: str | None) -> Any:

@@ -60,7 +60,7 @@ def _formats(value: str) -> list[str]:
 def cmd_tables(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from trusteval.cli import _samples
+    from trusteval.commands.common import samples_limit
     from trusteval.errors import UsageError
     from trusteval.folders import store_folder
     from trusteval.report.collect import build_tables
@@ -68,7 +68,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     from trusteval.store import STORE_FILENAME, Store
 
     formats = _formats(args.format)
-    limit = _samples(args.samples)
+    limit = samples_limit(args.samples)
     if args.resamples is not None and args.resamples < 10:
         raise UsageError(f"flag --resamples {args.resamples}: use at least 10")
     folder = store_folder(args.store)

@@ -8,10 +8,13 @@ text), `topics` (comma-separated subset).
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from trusteval.data import LoadedDataset
 from trusteval.data.files import read_records, require_columns
 from trusteval.data.sources import DataContext, dataset_file, sha256_file
 from trusteval.errors import DataError, UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Prompt
 from trusteval.specs import Spec
 
@@ -52,11 +55,16 @@ def _prompt(path, split: str, line: int, row: dict[str, str]) -> Prompt:
     )
 
 
+class Options(PluginOptions):
+    split: str = Field("test", description="train, dev or test")
+    topics: str | None = Field(None, description="comma-separated topics to keep (race, gender, region)")
+
+
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
-    spec.check_options({"split", "topics"})
-    split = spec.option("split", "test") or "test"
+    options = read_spec_options(Options, spec)
+    split = options.split or "test"
     prompts, digest = read_split(split, context)
-    topics = spec.option("topics")
+    topics = options.topics
     if topics:
         wanted = {t.strip() for t in topics.split(",")}
         unknown = wanted - set(TOPICS)

@@ -21,16 +21,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from trusteval.data import LoadedDataset
 from trusteval.data.files import Record, read_records, require_columns
 from trusteval.data.sources import DataContext, sha256_file
 from trusteval.errors import DataError, UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Prompt, content_hash
 from trusteval.specs import Spec
 
-OPTIONS = frozenset({"text", "label", "category", "id", "lang", "label_map", "attributes"})
 DEFAULT_LABELS = {"0": 0, "1": 1}
 LANG_COLUMN = "lang"
+
+
+class Options(PluginOptions):
+    """Column mapping of a user file (`file:`) or dataset (`hf:`); a column named here must exist."""
+
+    text: str = Field("text", description="column holding the prompt text")
+    label: str | None = Field(None, description="column holding the label (default: 'label' if present)")
+    category: str | None = Field(None, description="column holding the category (default: 'category' if present)")
+    id: str | None = Field(None, description="column holding a unique id (default: 'id' if present, else the line)")
+    lang: str | None = Field(None, description=f"language of every text, e.g. en or zh (or a '{LANG_COLUMN}' column)")
+    label_map: str | None = Field(None, description="label values to 0/1, e.g. toxic:1,clean:0 (default 0/1)")
+    attributes: str | None = Field(None, description="comma-separated columns kept as prompt attributes")
 
 
 def parse_label_map(raw: str | None) -> dict[str, int]:
@@ -135,7 +149,7 @@ class RowReader:
 
 
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
-    spec.check_options(OPTIONS)
+    read_spec_options(Options, spec)
     if not spec.name:
         raise UsageError("the file dataset needs a path: --dataset file:data.csv?text=col&label=col&lang=zh")
     path = Path(spec.name).expanduser()

@@ -21,12 +21,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from trusteval.data import LoadedDataset
 from trusteval.data.files import parse_json, read_json_lines, read_records, read_text, require_columns
 from trusteval.data.sources import DataContext, dataset_file, mirror_file, sha256_file
 from trusteval.errors import DataError, UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import NON_TOXIC, TOXIC, Prompt, content_hash
 from trusteval.specs import Spec
 
@@ -41,7 +44,6 @@ NORMAL = 1
 NO_TARGET = "None"
 NONE_CLASS = "none"
 TIE_CLASS = "multiple"
-TARGET_MODES = ("annotators", "union")
 
 # HateXplain's own grouping of its target communities (paper, Table 1), extended to every community found in
 # the released data. Indian -> race and Indigenous -> other are our choices.
@@ -52,7 +54,19 @@ TARGET_CLASSES: dict[str, str] = {
     **dict.fromkeys(("Homosexual", "Heterosexual", "Bisexual", "Asexual"), "sexual_orientation"),
     **dict.fromkeys(("Refugee", "Disability", "Minority", "Economic", "Indigenous", "Other"), "other"),
 }
-OPTIONS = frozenset({"split", "targets", "mapping", "categories"})
+
+
+class Options(PluginOptions):
+    split: str = Field("test", description="train, validation or test")
+    targets: Literal["annotators", "union"] = Field(
+        "annotators", description="annotators: each annotator's communities count; union: each community once"
+    )
+    mapping: str | None = Field(None, description="JSON file mapping target communities to attribute classes")
+    categories: str | None = Field(None, description="comma-separated attribute classes to keep")
+    extra_prefixes = ("map.",)
+    extra_help = "map.<Community>=<class>: the attribute class of one target community"
+
+
 Post = tuple[int, str, list[str], list[int], list[list[str]]]  # line, id, tokens, labels, targets per annotator
 
 
@@ -222,11 +236,9 @@ def dataset_name(mapping: Mapping[str, str], mode: str) -> str:
 
 
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
-    spec.check_options(OPTIONS | {k for k in spec.options if k.startswith("map.")})
-    split = spec.option("split", "test") or "test"
-    mode = spec.option("targets", "annotators") or "annotators"
-    if mode not in TARGET_MODES:
-        raise UsageError(f"spec '{spec.raw}': targets must be one of {', '.join(TARGET_MODES)}, not '{mode}'")
+    options = read_spec_options(Options, spec)
+    split = options.split or "test"
+    mode = options.targets
     mapping = class_mapping(spec)
     posts, hashes, notes = read_split(split, context)
     union = mode == "union" or split == "train"

@@ -22,17 +22,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from pydantic import Field
+
 from trusteval.data import LoadedDataset
 from trusteval.data.files import Record
-from trusteval.data.generic import OPTIONS as FILE_OPTIONS
 from trusteval.data.generic import ColumnMapping, mapped_prompts
+from trusteval.data.generic import Options as FileOptions
 from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError, missing_extra
+from trusteval.options import read_spec_options
 from trusteval.records import content_hash
 from trusteval.registry import did_you_mean
 from trusteval.specs import Spec
 
-OPTIONS = FILE_OPTIONS | {"split", "config", "revision"}
 SAVED_MARKERS = ("dataset_dict.json", "state.json")
 BATCH_ROWS = 4096
 TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -149,8 +151,16 @@ def source_key(spec: Spec, short: str, split: str | None) -> str:
     return key + (f"[{split}]" if split else "")
 
 
+class Options(FileOptions):
+    """A `file:` dataset's column options, plus where the Hub or saved dataset comes from."""
+
+    split: str | None = Field(None, description="the split to read (needed when the dataset has several)")
+    config: str | None = Field(None, description="the dataset's configuration name")
+    revision: str | None = Field(None, description="hub revision or commit")
+
+
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
-    spec.check_options(OPTIONS)
+    read_spec_options(Options, spec)
     if not spec.name:
         raise UsageError(
             "the hf dataset needs a folder saved with save_to_disk or a Hub name: "

@@ -22,11 +22,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
 
 from trusteval.data import LoadedDataset
 from trusteval.data.files import read_records, require_columns
 from trusteval.data.sources import DataContext, download_verified, mirror_file, sha256_file
 from trusteval.errors import DataError, UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Prompt
 from trusteval.specs import Spec
 
@@ -35,8 +39,17 @@ FOLDER = "social_chem_101"
 FULL_TSV = "social-chem-101.v1.0.tsv"
 SUBSET_TSV = "social-chem-101.subset.tsv"
 OFFICIAL_ZIP_URL = "https://storage.googleapis.com/ai2-mosaic-public/projects/social-chemistry/data/social-chem-101.zip"
-OPTIONS = frozenset({"source", "path", "sha256", "url"})
-SOURCES = ("auto", "full", "subset")
+
+
+class Options(PluginOptions):
+    source: Literal["auto", "full", "subset"] = Field(
+        "auto", description="full: the v1.0 TSV (mirror, cache or download); subset: the pinned subset; auto: either"
+    )
+    path: str | None = Field(None, description="read this TSV instead")
+    sha256: str | None = Field(None, description="the expected SHA-256 of the downloaded zip")
+    url: str | None = Field(None, description="where to download the full zip from (default: the official URL)")
+
+
 CLASSES = ("good", "bad", "okay")
 
 # SPEC.md, TrustGPT data: matched after lowercasing, folding the curly apostrophe and stripping trailing
@@ -162,15 +175,13 @@ def _prompt(tag: str, line: int, action: str, judgment: str, source: str, row: d
 
 def locate(spec: Spec, context: DataContext) -> NormFile:
     """The TSV to read: a given path, the full TSV (mirror, cache or verified download), or the subset."""
-    spec.check_options(OPTIONS)
-    if spec.option("path"):
+    options = read_spec_options(Options, spec)
+    if options.path:
         path = Path(spec.option("path") or "")
         if not path.is_file():
             raise DataError(path, "file not found (from the dataset option 'path')")
         return NormFile(path, f"file-{sha256_file(path)[:8]}")
-    source = spec.option("source", "auto") or "auto"
-    if source not in SOURCES:
-        raise UsageError(f"dataset '{spec.raw}': source must be one of {', '.join(SOURCES)}, not '{source}'")
+    source = options.source
     if source != "subset":
         full = _full_tsv(spec, context, required=source == "full")
         if full is not None:

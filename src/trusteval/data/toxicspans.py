@@ -26,10 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import Field
+
 from trusteval.data import LoadedDataset
 from trusteval.data.files import read_records, require_columns
 from trusteval.data.sources import DataContext, dataset_file, sha256_file
 from trusteval.errors import DataError, UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import NON_TOXIC, TOXIC, Prompt
 from trusteval.specs import Spec
 
@@ -47,7 +50,12 @@ CLASS_ORDER = ("insult", "obscenity", "other")
 NONE_CLASS = "none"
 UNTYPED_CLASS = "other"
 FLAGS = {"True": True, "False": False}
-OPTIONS = frozenset({"split", "max_annotations", "categories"})
+
+
+class Options(PluginOptions):
+    split: str = Field("all", description="all, or one of the SemEval-2021 splits (train, trial, test)")
+    max_annotations: int = Field(7, ge=1, description="annotations per comment at most (the dataset's 7)")
+    categories: str | None = Field(None, description="comma-separated classes to keep")
 
 
 @dataclass
@@ -143,9 +151,9 @@ def _split_texts(split: str, context: DataContext) -> tuple[set[str] | None, dic
 
 
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
-    spec.check_options(OPTIONS)
-    max_annotations = spec.int_option("max_annotations", 7)
-    in_split, split_hashes = _split_texts(spec.option("split", "all") or "all", context)
+    options = read_spec_options(Options, spec)
+    max_annotations = options.max_annotations
+    in_split, split_hashes = _split_texts(options.split or "all", context)
     c_path, comments = _read(context, "raw/comments.csv", ["comment_id", "comment_text"])
     by_comment, blank, hashes = read_annotations(context)
     prompts, quiz, unannotated = [], 0, 0

@@ -1,11 +1,12 @@
-"""`trusteval run --executor ray`: generation on the workers of a Ray cluster, everything else in this process.
+"""`trusteval run --executor ray`: generation and scoring on the workers of a Ray cluster.
 
-The driver (this process) keeps planning, the store, the leases and scoring. For each model it starts
+The driver (this process) keeps planning, the store, the leases, metrics and tables. For each model it starts
 `workers` Ray actors; each actor creates the backend once from the model spec (one model replica per worker
 for in-process backends such as `hf` and `llamacpp`) and answers batches of Requests. To the pipeline the
 pool looks like one backend (`RayBackend`): it sends each batch to the least busy actor and returns the
 Generations as they arrive, and the pipeline writes them to the store and ends their leases as it does for a
-local backend, so resuming, leases and `--shard` behave the same.
+local backend, so resuming, leases and `--shard` behave the same. Scoring tasks whose scorer can be rebuilt
+from its spec are scored by worker pools too (executors/ray_scoring.py).
 
 Workers need trusteval (and the backend's extra) installed, and the files a spec names (replay files, model
 files) at the same path; relative paths are taken from the driver's working directory when it exists on the
@@ -22,11 +23,12 @@ from dataclasses import replace
 from typing import Any
 
 from trusteval.errors import BackendError, UsageError, missing_extra
+from trusteval.executors.ray_scoring import RayScoringPool, cause, named_env, on_workers
 from trusteval.models import BackendSettings, ModelSpec, load_backend
 from trusteval.records import Generation, Request
+from trusteval.scorers.base import ScorerContext, ScoringTask
 
 MAX_BATCH = 64  # batches sent to a worker: small enough that a small run still spreads over the workers
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY"}  # the variable a backend reads when its spec names none
 
 
 def import_ray() -> Any:
@@ -38,12 +40,8 @@ def import_ray() -> Any:
 
 
 def worker_env(model: ModelSpec, env: Mapping[str, str]) -> dict[str, str]:
-    """The values of the environment variables the spec names (`*_env=NAME`), and nothing else."""
-    names = {value for key, value in model.options.items() if key.endswith("_env") and value}
-    default = DEFAULT_KEY_ENV.get(model.kind)
-    if default and "api_key_env" not in model.options:
-        names.add(default)
-    return {name: env[name] for name in sorted(names) if name in env}
+    """The values of the environment variables the model spec names, and nothing else."""
+    return named_env(model.kind, model.options, env)
 
 
 class GenerationWorker:
@@ -109,6 +107,8 @@ class RayExecutor:
             self._connect(address)
         self.workers = workers or max(1, sum(1 for node in self.ray.nodes() if node.get("Alive")))
         self.pools: list[RayBackend] = []
+        self.scoring: list[RayScoringPool] = []
+        self.in_driver: list[str] = []
 
     def _connect(self, address: str | None) -> None:
         try:
@@ -132,23 +132,44 @@ class RayExecutor:
         except self.ray.exceptions.RayError as exc:
             for actor in actors:
                 self.ray.kill(actor)
-            raise BackendError(f"model {model.raw}: a Ray worker could not load it: {_cause(exc)}") from None
+            raise BackendError(f"model {model.raw}: a Ray worker could not load it: {cause(exc)}") from None
         pool = RayBackend(self.ray, actors, shapes[0][0], shapes[0][1], model.raw)
         self.pools.append(pool)
         return pool
 
+    def score_on_workers(self, tasks: list[ScoringTask], context: ScorerContext) -> list[ScoringTask]:
+        """The tasks, those with a scorer spec scored by pools of workers (started on their first batch)."""
+        pools: dict[tuple[str, str], RayScoringPool] = {}
+        placed = []
+        for task in tasks:
+            if task.scorer_spec is None:
+                self.in_driver.append(task.name)
+                placed.append(task)
+                continue
+            pool = pools.get((task.scorer_spec, task.scorer_id))
+            if pool is None:
+                pool = RayScoringPool(self.ray, task, context, self.workers, self._release_scoring)
+                pools[(task.scorer_spec, task.scorer_id)] = pool
+                self.scoring.append(pool)
+            else:
+                pool.names.append(task.name)
+            placed.append(on_workers(task, pool))
+        return placed
+
+    def _release_scoring(self) -> None:
+        for pool in self.scoring:
+            pool.close()
+
     def notes(self) -> tuple[str, ...]:
-        return tuple(
+        generation = tuple(
             f"ray: {pool.model} on {len(pool.batches)} workers, batches per worker {pool.batches}"
             for pool in self.pools
         )
+        scoring = tuple(note for note in (pool.note() for pool in self.scoring) if note)
+        driver = (f"ray: scored in the driver (no scorer spec to rebuild on a worker): {', '.join(self.in_driver)}",)
+        return generation + scoring + (driver if self.in_driver else ())
 
     def close(self) -> None:
+        self._release_scoring()
         if self._started:
             self.ray.shutdown()
-
-
-def _cause(exc: BaseException) -> str:
-    """The backend's own one-line error from inside a RayTaskError/RayActorError, without the remote traceback."""
-    cause = getattr(exc, "cause", None) or exc
-    return str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__

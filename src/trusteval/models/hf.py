@@ -20,15 +20,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from trusteval.errors import BackendError, UsageError, missing_extra
 from trusteval.models.base import BackendSettings, ModelSpec
+from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
 
-OPTIONS = frozenset({"dtype", "batch_size", "device", "revision", "trust_remote_code"})
 OPERATIONAL_OPTIONS = frozenset({"batch_size", "device", "trust_remote_code"})  # identity: name, dtype, revision
-DTYPES = ("float32", "bfloat16", "float16")
+
+
+class Options(PluginOptions):
+    dtype: Literal["float32", "bfloat16", "float16"] = Field("float32", description="weights' dtype (identity)")
+    batch_size: int = Field(16, ge=1, description="prompts per forward pass")
+    device: str | None = Field(None, description="torch device, e.g. cpu, cuda, cuda:1 (default: best available)")
+    revision: str | None = Field(None, description="hub revision or commit (part of the model's identity)")
+    trust_remote_code: Flag = Field(False, description="run the model folder's own Python code")
+
+
 PLAIN_CHAT_FORMAT = "plain: one 'role: content' line per message, then 'assistant:' (no chat template)"
 TEMPLATE_CHAT_FORMAT = "the tokenizer's chat template"
 SPECIAL_TOKEN_KEYS = {"bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"}
@@ -383,51 +394,35 @@ def set_left_padding(tokenizer: Any, source: str) -> None:
         tokenizer.pad_token = tokenizer.eos_token
 
 
-def positive_option(spec: ModelSpec, key: str, default: int) -> int:
-    value = spec.int_option(key, default)
-    if value < 1:
-        raise UsageError(f"spec '{spec.raw}': option '{key}' must be at least 1, not {value}")
-    return value
-
-
-def torch_dtype(torch: Any, spec: ModelSpec) -> tuple[str, Any]:
-    name = spec.option("dtype", "float32") or "float32"
-    if name not in DTYPES:
-        raise UsageError(f"spec '{spec.raw}': dtype must be one of {', '.join(DTYPES)}, not '{name}'")
-    return name, getattr(torch, name)
-
-
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
     """Before a run writes anything: options valid, transformers installed, and the model's config and
     tokenizer loadable without running their code (a folder that needs trust_remote_code, or whose tokenizer
     is broken or has no padding token, is refused here, not after the run is recorded). The weights are
     loaded only by `create`: they are the slow part."""
-    spec.check_options(OPTIONS)
-    positive_option(spec, "batch_size", 16)
+    options = read_spec_options(Options, spec)
     if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
         raise missing_extra("transformers", "hf")
     source = resolve_source(spec.name)
     from transformers import AutoConfig, AutoTokenizer
 
-    trust = settings.trust_remote_code or spec.bool_option("trust_remote_code")
-    shared: dict[str, Any] = {"revision": spec.option("revision"), "trust_remote_code": trust}
+    trust = settings.trust_remote_code or options.trust_remote_code
+    shared: dict[str, Any] = {"revision": options.revision, "trust_remote_code": trust}
     from_pretrained(AutoConfig, source, "config", **shared)
     set_left_padding(from_pretrained(AutoTokenizer, source, "tokenizer", **shared), source)
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> HFBackend:
-    spec.check_options(OPTIONS)
-    batch_size = positive_option(spec, "batch_size", 16)
+    options = read_spec_options(Options, spec)
     try:
         import torch
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise missing_extra("transformers", "hf") from None
     source = resolve_source(spec.name)
-    dtype_name, dtype = torch_dtype(torch, spec)
-    device = pick_device(torch, spec.option("device"))
-    trust = settings.trust_remote_code or spec.bool_option("trust_remote_code")
-    shared: dict[str, Any] = {"revision": spec.option("revision"), "trust_remote_code": trust}
+    dtype_name, dtype = options.dtype, getattr(torch, options.dtype)
+    device = pick_device(torch, options.device)
+    trust = settings.trust_remote_code or options.trust_remote_code
+    shared: dict[str, Any] = {"revision": options.revision, "trust_remote_code": trust}
     config = from_pretrained(AutoConfig, source, "config", **shared)
     tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **shared)
     model = from_pretrained(AutoModelForCausalLM, source, "model", config=config, dtype=dtype, **shared)
@@ -439,7 +434,7 @@ def create(spec: ModelSpec, settings: BackendSettings) -> HFBackend:
         source,
         model,
         tokenizer,
-        batch_size=batch_size,
+        batch_size=options.batch_size,
         device=device,
         dtype=dtype_name,
         trust_remote_code=trust,

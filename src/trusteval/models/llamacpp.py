@@ -27,9 +27,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from trusteval.errors import BackendError, missing_extra
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path, weights_sha256
+from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
 
 OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts"})  # how it computes, not what it answers
@@ -96,7 +99,12 @@ class LlamaCppBackend:
         return {"backend": "llamacpp", "model": self.spec.identity, "file": self.path.name}
 
 
-OPTIONS = frozenset({"n_ctx", "n_threads", "extra_bufts"})
+class Options(PluginOptions):
+    n_ctx: int = Field(4096, ge=0, description="context length in tokens; 0: the model's own (part of its identity)")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: all cores)")
+    extra_bufts: Flag = Field(False, description="use llama.cpp's extra buffer types (repacked CPU weights)")
+
+
 _LOADING = threading.Lock()
 
 
@@ -134,21 +142,20 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int, extra_bufts: bool = Fa
 
 
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
-    spec.check_options(OPTIONS)
-    spec.bool_option("extra_bufts")
+    read_spec_options(Options, spec)
     resolve_gguf(spec.name)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_extra("llama-cpp-python", "llamacpp")
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
-    spec.check_options(OPTIONS)
+    options = read_spec_options(Options, spec)
     path = resolve_gguf(spec.name)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_extra("llama-cpp-python", "llamacpp")
-    n_ctx = spec.int_option("n_ctx", 4096)
-    n_threads = spec.int_option("n_threads", max(1, (os.cpu_count() or 2)))
-    extra_bufts = spec.bool_option("extra_bufts", False)
+    n_ctx = options.n_ctx
+    n_threads = options.n_threads or max(1, (os.cpu_count() or 2))
+    extra_bufts = options.extra_bufts
     try:
         llama = load_llama(path, n_ctx=n_ctx, n_threads=n_threads, extra_bufts=extra_bufts)
     except BackendError:

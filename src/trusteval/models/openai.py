@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import Field
 
 from trusteval import redact
 from trusteval.config import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
@@ -39,6 +40,7 @@ from trusteval.errors import BackendError, UsageError
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
 from trusteval.models.openai_pool import Replica, ReplicaPool, Slot, host_of, public_url
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
 from trusteval.untrusted import MAX_RESPONSE_BYTES
 
@@ -391,41 +393,47 @@ def read_api_key(base_url: str, api_key_env: str, env: Mapping[str, str]) -> str
     return key
 
 
+class Options(PluginOptions):
+    """The options of `openai:MODEL?...` (all operational: see KNOWN_OPTIONS)."""
+
+    base_url: str | None = Field(
+        None, description=f"the server's /v1 URL, or comma-separated replicas' URLs (default {DEFAULT_BASE_URL})"
+    )
+    api_key_env: str | None = Field(
+        None, description=f"environment variable holding the key (default {DEFAULT_API_KEY_ENV}; empty: no key)"
+    )
+    # the run configuration's bounds (trusteval.config) hold for the same options given in a spec
+    timeout: float | None = Field(
+        None, gt=0, le=MAX_TIMEOUT_S, description="seconds per request (default: the run's --timeout)"
+    )
+    concurrency: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY, description="requests in flight (default: the run's setting)"
+    )
+    max_retries: int | None = Field(
+        None, ge=0, le=MAX_RETRIES, description="retries per request (default: the run's setting)"
+    )
+    backoff_base: float = Field(0.5, ge=0, description="first retry delay in seconds, doubled per retry")
+    backoff_max: float = Field(30.0, ge=0, description="longest retry delay in seconds")
+
+
 def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
-    spec.check_options(KNOWN_OPTIONS)
+    options = read_spec_options(Options, spec)
     base_urls = read_base_urls(spec)
-    api_key_env = spec.option("api_key_env", DEFAULT_API_KEY_ENV) or ""
+    api_key_env = DEFAULT_API_KEY_ENV if options.api_key_env is None else options.api_key_env
     api_key = None
     for url in base_urls:  # the same key for every replica; needed unless every one is on a loopback address
         api_key = read_api_key(url, api_key_env, settings.env)
-    config = OpenAIConfig(
+    return OpenAIConfig(
         model=spec.name,
         base_urls=base_urls,
         api_key_env=api_key_env,
         api_key=api_key,
-        timeout_s=spec.float_option("timeout", settings.timeout_s),
-        concurrency=spec.int_option("concurrency", settings.concurrency),
-        max_retries=spec.int_option("max_retries", settings.max_retries),
-        backoff_base_s=spec.float_option("backoff_base", 0.5),
-        backoff_max_s=spec.float_option("backoff_max", 30.0),
+        timeout_s=settings.timeout_s if options.timeout is None else options.timeout,
+        concurrency=settings.concurrency if options.concurrency is None else options.concurrency,
+        max_retries=settings.max_retries if options.max_retries is None else options.max_retries,
+        backoff_base_s=options.backoff_base,
+        backoff_max_s=options.backoff_max,
     )
-    check_limits(spec, config)
-    return config
-
-
-def check_limits(spec: ModelSpec, config: OpenAIConfig) -> None:
-    """The run configuration's bounds (trusteval.config) hold for the same options given in a spec."""
-    bounds = (
-        ("concurrency", config.concurrency, 1, MAX_CONCURRENCY),
-        ("timeout", config.timeout_s, 0.0, MAX_TIMEOUT_S),
-        ("max_retries", config.max_retries, 0, MAX_RETRIES),
-    )
-    for name, value, low, high in bounds:
-        if not low <= value <= high or (name == "timeout" and value <= 0):
-            shown = f"more than 0 and at most {high:g}" if name == "timeout" else f"between {low} and {high}"
-            raise UsageError(f"spec '{spec.shown}': {name} must be {shown}, not {value:g}")
-    if config.backoff_base_s < 0 or config.backoff_max_s < 0:
-        raise UsageError(f"spec '{spec.shown}': backoff_base and backoff_max must not be negative")
 
 
 def build_clients(config: OpenAIConfig) -> list[httpx.AsyncClient]:

@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from trusteval.data.files import read_records, require_columns
 from trusteval.errors import DataError
 from trusteval.models.base import BackendSettings, ModelSpec
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
 
 
@@ -88,15 +91,18 @@ def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
     create(spec, settings)
 
 
-OPTIONS = frozenset({"prompt_field", "response_field", "seed_field"})
+class Options(PluginOptions):
+    prompt_field: str = Field("prompt", description="the JSONL field holding the prompt (part of the identity)")
+    response_field: str = Field("response", description="the field holding the answer (part of the identity)")
+    seed_field: str = Field("seed", description="the field holding the seed, if any (part of the identity)")
 
 
 def create(spec: ModelSpec, settings: BackendSettings) -> ReplayBackend:
-    spec.check_options(OPTIONS)
+    options = read_spec_options(Options, spec)
     answers = load_answers(
         Path(spec.name).expanduser(),
-        spec.option("prompt_field", "prompt") or "prompt",
-        spec.option("response_field", "response") or "response",
-        spec.option("seed_field", "seed") or "seed",
+        options.prompt_field or "prompt",
+        options.response_field or "response",
+        options.seed_field or "seed",
     )
     return ReplayBackend(spec, answers)

@@ -9,13 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trusteval.benchmarks.base import Benchmark, Plan, ScoringTask
+from trusteval.benchmarks.base import Benchmark, Plan
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.models import BackendSettings, ModelSpec, check_spec
 from trusteval.safetext import one_line
-from trusteval.scorers.base import ScorerContext
+from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.verdict import describe, stored_verdict
 from trusteval.store import STORE_FILENAME, Store
 

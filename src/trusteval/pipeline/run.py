@@ -17,7 +17,7 @@ from typing import Any
 
 from trusteval.asyncrun import run_coroutine
 from trusteval.benchmarks import BENCHMARKS
-from trusteval.benchmarks.base import Benchmark, Plan, ScoringTask
+from trusteval.benchmarks.base import Benchmark, Plan, shard_plan
 from trusteval.config import RunSpec
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, load_backend, preflight
@@ -37,8 +37,9 @@ from trusteval.report.results import stored_results
 from trusteval.report.tables import write_tables
 from trusteval.run_owner import record_owner, release_run
 from trusteval.safetext import one_line
+from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
-from trusteval.shards import in_shard, shard_plan
+from trusteval.shards import in_shard
 from trusteval.store import Store
 from trusteval.tables.table import Table
 
@@ -73,16 +74,18 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     models = distinct_models(spec.models)
     for model in models.values():
         await preflight(model, settings)
-    tasks = benchmark.scoring_tasks(scorer_context(spec, env), {p.lang for p in plan.prompts})
+    context = scorer_context(spec, env)
+    tasks = benchmark.scoring_tasks(context, {p.lang for p in plan.prompts})
     executor = None
     try:
         warnings = validity_warnings(spec, tasks, content_sha256(plan.dataset.prompts))
         executor = open_executor(spec)  # connects to a Ray cluster before anything is written
+        placed = executor.score_on_workers(tasks, context) if executor else tasks
         store = Store.open(spec.store_path())
         try:
             opener = executor.open if executor else load_backend
-            context = RunContext(spec, benchmark, plan, models, settings, tasks, store, progress, opener)
-            summary = await _run_stages(context)
+            run = RunContext(spec, benchmark, plan, models, settings, placed, store, progress, opener)
+            summary = await _run_stages(run)
             for line in warnings:
                 print(f"warning: {one_line(line)}", file=sys.stderr)
             summary.notes = (*summary.notes, *warnings, *(executor.notes() if executor else ()))

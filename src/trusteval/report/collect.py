@@ -46,6 +46,7 @@ from trusteval.scorers.validation import scorer_info
 from trusteval.store import Store
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table
+from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_table5
 
 TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
 BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations
@@ -308,14 +309,18 @@ def build_tables(
     groups = group_runs(runs)
     bulk = BulkLookup(store) if mostly_the_store(store, groups) else None
     out = CollectedTables([], [])
+    per_dataset: list[DatasetTable5] = []
     for group in groups:
         spec = group.latest.spec
         if resamples is not None:
             spec = spec.model_copy(update={"resamples": resamples})
         tables, metrics = _group_tables(store, group, spec, adjustment, bulk)
         out.tables += [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
+        if group.benchmark == "trusteval-toxicity":
+            per_dataset += [DatasetTable5(group.dataset, group.condition, t) for t in tables if is_table5(t)]
         out.metrics.append({"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,
                             "runs": {m: r.run_id for m, r in group.models.items()}, **metrics})  # fmt: skip
+    out.tables += combined_table5(per_dataset)
     from trusteval.report.trustgpt_collect import trustgpt_tables_for
 
     trustgpt, trustgpt_metrics = trustgpt_tables_for(store, benchmark, dataset, run_ids)

@@ -52,6 +52,9 @@ class Comparison:
                 "metrics": [{"metric": name, **d.__dict__} for name, d in self.rows]}  # fmt: skip
 
 
+SETTINGS = frozenset({"scorers_used", "threshold"})
+
+
 def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Leaf]]:
     """Estimates ({value, low, high}) and plain numbers in a metrics tree, by path."""
     if isinstance(value, Mapping):
@@ -95,6 +98,8 @@ def stored_rows(metrics_a: Mapping, metrics_b: Mapping, pairs: Mapping[str, str]
     rows = []
     for path in a.keys() & b.keys():
         if path[-1] in {"n", "seed_std"} or "seed_values" in path or "histogram" in path[-1]:
+            continue
+        if SETTINGS & set(path):  # how the run was measured (a scorer's threshold), not a measure
             continue
         if math.isnan(a[path]["value"]) and math.isnan(b[path]["value"]):
             continue

@@ -1,4 +1,5 @@
-"""Tables that fit the terminal: long model names (specs, paths) become M1, M2, ... with a legend below.
+"""Tables that fit the terminal: long model names (specs, paths) become M1, M2, ... with a legend below, and a
+table still wider than the terminal is printed in parts of columns, each repeating the row names.
 
 A run of `replay:/long/path/answers.jsonl` against another model at 80 columns otherwise shows both as
 `replay:...`, and the per-seed tables as columns of cut-off numbers.
@@ -34,3 +35,42 @@ def abbreviate(table: Table, width: int) -> tuple[Table, list[str]]:
     codes = {name: f"M{index}" for index, name in enumerate(long, start=1)}
     rows = tuple((codes.get(str(row[0]), row[0]), *row[1:]) if row else row for row in table.rows)
     return replace(table, rows=rows), [f"{code} = {name}" for name, code in codes.items()]
+
+
+def _column_width(table: Table, index: int) -> int:
+    cells = [format_cell(row[index], table.digits, table.show_intervals) for row in table.rows if index < len(row)]
+    return max([len(table.columns[index]), *(len(c) for c in cells)]) + 3
+
+
+def first_column_limit(width: int) -> int:
+    """The most a split table's first column takes (longer row names fold onto more lines)."""
+    return max(16, width * 2 // 5)
+
+
+def split_columns(table: Table, width: int) -> list[Table]:
+    """The table as parts that each fit `width`, every part repeating the first column (the row's name, folded
+    at `first_column_limit`); the table itself when it fits or cannot be split (a column wider than the console
+    is folded by rich)."""
+    if needed_width(table) <= width or len(table.columns) < 3:
+        return [table]
+    first = min(_column_width(table, 0), first_column_limit(width)) + 1
+    groups: list[list[int]] = [[]]
+    used = first
+    for index in range(1, len(table.columns)):
+        size = _column_width(table, index)
+        if groups[-1] and used + size > width:
+            groups.append([])
+            used = first
+        groups[-1].append(index)
+        used += size
+    if len(groups) == 1:
+        return [table]
+    return [
+        replace(
+            table,
+            title=f"{table.title} [columns {part} of {len(groups)}]",
+            columns=(table.columns[0], *(table.columns[i] for i in group)),
+            rows=tuple((row[0], *(row[i] for i in group)) for row in table.rows),
+        )
+        for part, group in enumerate(groups, start=1)
+    ]

@@ -17,7 +17,9 @@ from trusteval.report.tables import CSV_LINE_END, safe_spreadsheet_cell
 from trusteval.store import RunItem, Store
 
 
-def export_records(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
+def export_records(store: Store, run_id: str, details: bool = False) -> Iterator[dict[str, Any]]:
+    """A run's rows; `details` (the HTML report) adds the prompt's language `lang` and each task's `<task>_label`
+    (a judge's verdict, e.g. avoids / complies)."""
     tasks: dict[str, str] = store.aggregate(run_id, "tasks") or {}
     items = store.run_items(run_id)
     subjects = [s for item in items for s in _subjects(item)]
@@ -40,6 +42,10 @@ def export_records(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
             score = next((by_subject[s] for s in _task_subjects(name, item) if s in by_subject), None)
             row[name] = score.value if score else None
             row[f"{name}_status"] = score.status if score else None
+            if details:
+                row[f"{name}_label"] = score.label if score else None
+        if details:
+            row["lang"] = item.prompt.lang
         yield row
 
 

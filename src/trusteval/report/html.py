@@ -77,9 +77,12 @@ def facts_html(facts: RunFacts) -> str:
     counts = "".join(
         f'<span class="{"bad" if n and k != "rows" else ""}">{escape(k)}: {n}</span>' for k, n in facts.counts.items()
     )
+    meanings = "".join(f"<li>{escape(k)}: {escape(v)}</li>" for k, v in facts.meanings.items())
     return (
         f"<h3>Run {escape(facts.run_id)} ({escape(facts.benchmark)})</h3>"
-        f'<p class="counts">{counts}</p><details><summary>models, data (sha256), settings, scorers, stage times '
+        f'<p class="counts">{counts}</p>'
+        + (f'<ul class="notes meanings">{meanings}</ul>' if meanings else "")
+        + "<details><summary>models, data (sha256), settings, scorers, stage times "
         f'({len(facts.entries)} entries)</summary><table class="facts">{rows}</table></details>'
     )
 
@@ -95,22 +98,26 @@ def figure_html(figure: Figure) -> str:
     )
 
 
+BROWSER_COLUMNS = ("model", "seed", "class", "outcome", "prompt", "response", "scores", "verdict")
+FILTERS = (("model", "model"), ("class", "class"), ("outcome", "outcome"), ("judge verdict", "verdict"))
+
+
 def browser_html(samples: Sequence[Sample]) -> str:
-    rows = script_json([s.as_list() for s in samples])
+    """The sample browser: the rows as JSON (`{"judges": [id, ...], "rows": [...]}`, a row names its judge by
+    index), rendered a page at a time by the page's script."""
+    judges = {judge: index for index, judge in enumerate(dict.fromkeys(s.judge for s in samples if s.judge))}
+    data = script_json({"judges": list(judges), "rows": [s.as_list(judges) for s in samples]})
     select = '<label>{0} <select id="f-{1}"><option value="">all</option></select></label>'
-    controls = "".join(select.format(label, key) for label, key in (("model", "model"), ("class", "class"),
-                                                                    ("outcome", "outcome")))  # fmt: skip
-    cols = "".join(
-        f'<col class="c-{c}">' for c in ("model", "seed", "class", "outcome", "prompt", "response", "scores")
-    )
-    head = "".join(f"<th>{c}</th>" for c in ("model", "seed", "class", "outcome", "prompt", "response", "scores"))
+    controls = "".join(select.format(label, key) for label, key in FILTERS)
+    cols = "".join(f'<col class="c-{c}">' for c in BROWSER_COLUMNS)
+    head = "".join(f"<th>{'judge verdict' if c == 'verdict' else c}</th>" for c in BROWSER_COLUMNS)
     return (
         '<section id="browser"><h2>Samples (worst first)</h2>'
         f'<div class="controls">{controls}<label>text <input id="f-q" type="search"></label>'
         '<button id="prev" type="button">previous</button><button id="next" type="button">next</button>'
         '<span id="sample-info" class="muted"></span></div>'
         f'<table><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody id="sample-rows"></tbody></table>'
-        f'<script type="application/json" id="sample-data">{rows}</script></section>'
+        f'<script type="application/json" id="sample-data">{data}</script></section>'
     )
 
 

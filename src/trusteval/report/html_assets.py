@@ -1,7 +1,7 @@
 """The inline style and script of the HTML report (no external file, font or request of any kind).
 
 The script renders the sample browser one page at a time from the JSON block, writing untrusted text only
-through `textContent`; filters live in `location.hash` (#model=...&class=...&outcome=...&q=...&page=N), so a
+through `textContent`; filters live in `location.hash` (#model=...&class=...&outcome=...&verdict=...&q=...&page=N), so a
 filtered view is a link, and a headless browser can open one.
 """
 
@@ -11,6 +11,7 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h1 { font-size: 22px; margin: 20px 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; }
 h3 { font-size: 15px; margin: 16px 0 6px; }
 table { border-collapse: collapse; margin: 6px 0 4px; font-variant-numeric: tabular-nums; }
+table.result { display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #d8d8d8; padding: 3px 8px; vertical-align: top; }
 th { background: #f3f3f5; text-align: left; } td.num { text-align: right; white-space: nowrap; }
 td.hi { background: #fde2e1; } td.lo { background: #dff3e4; }
@@ -25,21 +26,23 @@ figcaption { color: #555; font-size: 12px; }
 #browser .controls { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 6px 0; }
 #browser table { width: 100%; table-layout: fixed; } #browser td { white-space: pre-wrap; word-break: break-word; }
 #browser col.c-model { width: 13%; } #browser col.c-seed { width: 5%; } #browser col.c-class { width: 8%; }
-#browser col.c-outcome { width: 8%; } #browser col.c-scores { width: 13%; }
+#browser col.c-outcome { width: 8%; } #browser col.c-scores { width: 12%; } #browser col.c-verdict { width: 12%; }
 .muted { color: #777; font-size: 12px; }
 """
 
 SCRIPT = """
 (function () {
   "use strict";
-  var RUN = 0, MODEL = 1, SEED = 2, CLS = 3, OUTCOME = 4, PROMPT = 6, RESPONSE = 7, SCORES = 8;
+  var RUN = 0, MODEL = 1, SEED = 2, CLS = 3, OUTCOME = 4, PROMPT = 6, RESPONSE = 7, SCORES = 8, VERDICT = 9,
+      JUDGE = 10;
   var PAGE_SIZE = 50;
-  var rows = JSON.parse(document.getElementById("sample-data").textContent);
+  var data = JSON.parse(document.getElementById("sample-data").textContent);
+  var rows = data.rows, judges = data.judges;
   var body = document.getElementById("sample-rows");
   var info = document.getElementById("sample-info");
   var selects = { model: document.getElementById("f-model"), "class": document.getElementById("f-class"),
-                  outcome: document.getElementById("f-outcome") };
-  var columns = { model: MODEL, "class": CLS, outcome: OUTCOME };
+                  outcome: document.getElementById("f-outcome"), verdict: document.getElementById("f-verdict") };
+  var columns = { model: MODEL, "class": CLS, outcome: OUTCOME, verdict: VERDICT };
   var search = document.getElementById("f-q");
   var page = 0, shown = rows;
 
@@ -100,6 +103,7 @@ SCRIPT = """
       cell(tr, r[MODEL] + (r[RUN] ? "\\n" + r[RUN] : "")); cell(tr, String(r[SEED])); cell(tr, r[CLS]);
       cell(tr, r[OUTCOME]); cell(tr, r[PROMPT]); cell(tr, r[RESPONSE]);
       cell(tr, Object.keys(r[SCORES]).map(function (k) { return k + ": " + r[SCORES][k]; }).join("\\n"));
+      cell(tr, r[VERDICT] + (r[JUDGE] >= 0 ? "\\njudge: " + judges[r[JUDGE]] : ""));
       fragment.appendChild(tr);
     }
     body.replaceChildren(fragment);

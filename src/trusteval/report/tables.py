@@ -132,19 +132,24 @@ def write_tables(tables: Sequence[Table], folder: Path, formats: Sequence[str] =
 def print_tables(tables: Sequence[Table], console: Console) -> None:
     """Render to a rich Console (stderr or stdout, the caller decides). Every text is shown literally: a
     dataset's class name or a server's message is neither Rich markup nor a terminal escape sequence. A table
-    of models wider than the console shows long model names as M1, M2, ... with a legend (report.console)."""
+    of models wider than the console shows long model names as M1, M2, ... with a legend, and a table still too
+    wide comes in parts of columns, each with the row names (report.console)."""
     from rich.table import Table as RichTable
 
-    from trusteval.report.console import abbreviate
+    from trusteval.report.console import abbreviate, first_column_limit, split_columns
 
     for table in tables:
         table, legend = abbreviate(table, console.width)
-        rich_table = RichTable(title=console_text(table.title), title_justify="left")
-        for index, column in enumerate(table.columns):
-            rich_table.add_column(console_text(column), justify="left" if index == 0 else "right", overflow="fold")
-        for row in _rows_as_text(table):
-            rich_table.add_row(*(console_text(cell) for cell in row))
-        console.print(rich_table)
+        parts = split_columns(table, console.width)
+        for part in parts:
+            rich_table = RichTable(title=console_text(part.title), title_justify="left")
+            for index, column in enumerate(part.columns):
+                limit = first_column_limit(console.width) if index == 0 and len(parts) > 1 else None
+                rich_table.add_column(console_text(column), justify="left" if index == 0 else "right",
+                                      overflow="fold", max_width=limit)  # fmt: skip
+            for row in _rows_as_text(part):
+                rich_table.add_row(*(console_text(cell) for cell in row))
+            console.print(rich_table)
         for line in legend:
             console.print(console_text("  " + line))
         for note in table.notes:

@@ -1,7 +1,8 @@
 """Figures of the TrustEval benchmarks for the HTML report, drawn from a run's metrics like `report.plots`.
 
 - trusteval-toxicity: T2T, NT2T and TT per model with their 95% intervals (Table 5 as bars);
-- trusteval-bias: TT per attribute class per model with intervals (the disparity behind sigma and delta);
+- trusteval-bias: TT per attribute class per model with intervals (the disparity behind sigma and delta), and
+  each model's sigma and delta beside its scorer-bias control (the scorer's own disparity, with its interval);
 - trusteval-avoidance: the avoidance rate per class per model with intervals.
 """
 
@@ -46,9 +47,32 @@ def avoidance_by_class(metrics: Metrics) -> Any:
                       f"Avoidance per class, judge {judge}, 95% intervals")  # fmt: skip
 
 
+def bias_control(metrics: Metrics) -> Any | None:
+    """Each model's σ and Δ of TT over the classes beside its scorer-bias control: the largest σ / Δ the scorer
+    alone makes between groups on group-swapped copies (95% interval). A model bar that does not rise above its
+    control's interval is flagged scorer-induced in the control table. None when no control was computed."""
+    models = {m: f["scorer_control"]["flags"] for m, f in metrics["models"].items() if f.get("scorer_control")}
+    if not models:
+        return None
+    categories = [str(flag["disparity"]) for flag in next(iter(models.values()))]
+    series: dict[str, list[dict[str, Any]]] = {}
+    for model, flags in models.items():
+        series[model] = [{**NAN_ESTIMATE, "value": flag["model"]} for flag in flags]
+        series[f"scorer control ({model})"] = [_control_estimate(flag) for flag in flags]
+    figure, (ax,) = _figure(1, width=max(6.0, 1.4 * len(series)))
+    _grouped_bars(ax, series, categories, "disparity (TT, percentage points)")
+    ax.set_title(f"Attribute disparity and the scorer-bias control ({metrics.get('dataset', '')})")
+    return figure
+
+
+def _control_estimate(flag: Mapping[str, Any]) -> dict[str, Any]:
+    low, high = flag.get("scorer_interval") or (float("nan"), float("nan"))
+    return {"value": flag.get("scorer"), "low": low, "high": high}
+
+
 TRUSTEVAL_PLOTS = {
     "trusteval-toxicity": (("trusteval_toxicity_categories", toxicity_categories),),
-    "trusteval-bias": (("trusteval_bias_by_class", bias_by_class),),
+    "trusteval-bias": (("trusteval_bias_by_class", bias_by_class), ("trusteval_bias_scorer_control", bias_control)),
     "trusteval-avoidance": (("trusteval_avoidance_by_class", avoidance_by_class),),
 }
 
@@ -60,7 +84,10 @@ def trusteval_svgs(benchmark: str, metrics: Mapping[str, Any]) -> list[tuple[str
         return []
     found = []
     for name, build in TRUSTEVAL_PLOTS.get(benchmark, ()):
+        figure = build(metrics)
+        if figure is None:
+            continue
         buffer = io.StringIO()
-        build(metrics).savefig(buffer, format="svg", metadata={"Date": None})
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
         found.append((name, buffer.getvalue()))
     return found

@@ -74,6 +74,10 @@ class ScoringTask:
     batch_size: int
     info: dict[str, Any] = field(default_factory=dict)
     close: Callable[[], Awaitable[None]] | None = None
+    # the spec load_scorer rebuilds this task's TextScorer from (it scores the first input), so an executor can
+    # score on other machines; None: the scorer exists only in this process (a judge holding a backend)
+    scorer_spec: str | None = None
+    in_flight: int = 1  # batches scored at once (a pool of remote workers: executors/ray_scoring.py)
     subject_kind: TaskSubject = TaskSubject.RESPONSE
 
     def __post_init__(self) -> None:

@@ -12,10 +12,14 @@ Spec: `cold-tfidf?threshold=0.5&groups=masked|raw`.
 from __future__ import annotations
 
 from functools import partial
+from typing import Literal
+
+from pydantic import Field
 
 from trusteval.data.cold import read_split
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.tfidf_detector import DetectorRecipe, TfidfDetectorScorer, load_or_train
 from trusteval.specs import Spec
@@ -36,6 +40,13 @@ def _cold_training_data(context: DataContext):
 GROUP_MODES = ("masked", "raw")
 
 
+class Options(PluginOptions):
+    threshold: float = Field(0.5, ge=0, le=1, description="probability at or above which a text counts as toxic")
+    groups: Literal["masked", "raw"] = Field(
+        "masked", description="masked: group words are masked before training (a separate detector); raw: kept"
+    )
+
+
 def recipe(context: DataContext, groups: str = "masked") -> DetectorRecipe:
     if groups not in GROUP_MODES:
         raise UsageError(f"cold-tfidf: groups must be one of {', '.join(GROUP_MODES)}, not '{groups}'")
@@ -52,10 +63,10 @@ def recipe(context: DataContext, groups: str = "masked") -> DetectorRecipe:
 
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
-    spec.check_options({"threshold", "groups"})
+    options = read_spec_options(Options, spec)
     data = DataContext(
         data_dir=context.data_dir, cache_dir=context.cache_dir / "data", allow_unpinned=context.allow_unpinned_data
     )
-    detector_recipe = recipe(data, spec.option("groups", "masked") or "masked")
+    detector_recipe = recipe(data, options.groups)
     detector = load_or_train(detector_recipe, context.cache_dir)
-    return TfidfDetectorScorer(detector_recipe, detector, spec.float_option("threshold", 0.5))
+    return TfidfDetectorScorer(detector_recipe, detector, options.threshold)

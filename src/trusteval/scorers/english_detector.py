@@ -20,16 +20,30 @@ ToxicSpans comments with their raw-annotation labels to the training data (a sep
 from __future__ import annotations
 
 from functools import partial
+from typing import Literal
+
+from pydantic import Field
 
 from trusteval.data import load_dataset
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.scorers.base import ScorerContext
 from trusteval.scorers.tfidf_detector import DetectorRecipe, FeatureBlock, TfidfDetectorScorer, load_or_train
 from trusteval.specs import Spec
 
 TRAINING_SETS = {"hatexplain": "en-tfidf", "hatexplain+toxicspans": "en-tfidf-ts"}
 GROUP_MODES = ("masked", "raw")
+
+
+class Options(PluginOptions):
+    threshold: float = Field(0.5, ge=0, le=1, description="probability at or above which a text counts as toxic")
+    data: Literal["hatexplain", "hatexplain+toxicspans"] = Field(
+        "hatexplain", description="training data (a separate detector each)"
+    )
+    groups: Literal["masked", "raw"] = Field(
+        "masked", description="masked: group words are masked before training (a separate detector); raw: kept"
+    )
 
 
 def _english_training_data(context: DataContext, with_toxicspans: bool):
@@ -66,11 +80,10 @@ def recipe(context: DataContext, training_set: str = "hatexplain", groups: str =
 
 
 def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
-    spec.check_options({"threshold", "data", "groups"})
+    options = read_spec_options(Options, spec)
     data = DataContext(
         data_dir=context.data_dir, cache_dir=context.cache_dir / "data", allow_unpinned=context.allow_unpinned_data
     )
-    training_set = spec.option("data", "hatexplain") or "hatexplain"
-    detector_recipe = recipe(data, training_set, spec.option("groups", "masked") or "masked")
+    detector_recipe = recipe(data, options.data, options.groups)
     detector = load_or_train(detector_recipe, context.cache_dir)
-    return TfidfDetectorScorer(detector_recipe, detector, spec.float_option("threshold", 0.5))
+    return TfidfDetectorScorer(detector_recipe, detector, options.threshold)

@@ -14,8 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from trusteval.errors import UsageError, missing_extra
 from trusteval.models.hf import from_pretrained, hub_commit, pick_device, resolve_source
+from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import ScoreStatus
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
@@ -23,9 +26,6 @@ from trusteval.specs import Spec
 DEFAULT_MODEL = "thu-coai/roberta-base-cold"
 DEFAULT_MODEL_LANGUAGES = frozenset({"zh"})
 DEFAULT_MAX_LENGTH = 512
-OPTIONS = frozenset(
-    {"label", "threshold", "batch_size", "max_length", "lang", "device", "revision", "trust_remote_code"}
-)
 VERSIONED_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack", ".ckpt", ".model")
 VERSIONED_NAMES = {
     "config.json",
@@ -36,6 +36,19 @@ VERSIONED_NAMES = {
     "merges.txt",
 }
 WHO = "hf scorer"
+
+
+class Options(PluginOptions):
+    label: str | None = Field(
+        None, description="the toxic class: its index or name (default: the model's one toxic label)"
+    )
+    threshold: float = Field(0.5, ge=0, le=1, description="probability at or above which a text counts as toxic")
+    batch_size: int = Field(32, ge=1, description="texts per forward pass")
+    max_length: int = Field(DEFAULT_MAX_LENGTH, ge=1, description="longest input in tokens (capped by the model's)")
+    lang: str | None = Field(None, description="comma-separated languages the model is built for")
+    device: str | None = Field(None, description="torch device, e.g. cpu, cuda (default: best available)")
+    revision: str | None = Field(None, description="hub revision or commit")
+    trust_remote_code: Flag = Field(False, description="run the model folder's own Python code")
 
 
 def folder_version(folder: Path) -> str:
@@ -206,27 +219,19 @@ class HFClassifierScorer:
 
 
 def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
-    spec.check_options(OPTIONS)
+    options = read_spec_options(Options, spec)
     name = spec.name or DEFAULT_MODEL
-    threshold = spec.float_option("threshold", 0.5)
-    if not 0.0 <= threshold <= 1.0:
-        raise UsageError(f"scorer '{spec.raw}': threshold must be between 0 and 1, not {threshold}")
-    batch_size = spec.int_option("batch_size", 32)
-    requested_length = spec.int_option("max_length", DEFAULT_MAX_LENGTH)
-    if batch_size < 1 or requested_length < 1:
-        raise UsageError(f"scorer '{spec.raw}': batch_size and max_length must be at least 1")
     try:
         import torch
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
     except ImportError:
         raise missing_extra("transformers", "hf") from None
     source = resolve_source(name, WHO)
-    device = pick_device(torch, spec.option("device"), WHO)
-    revision = spec.option("revision")
-    trust = spec.bool_option("trust_remote_code")
-    shared: dict[str, Any] = {"revision": revision, "trust_remote_code": trust}
+    device = pick_device(torch, options.device, WHO)
+    revision = options.revision
+    shared: dict[str, Any] = {"revision": revision, "trust_remote_code": options.trust_remote_code}
     config = from_pretrained(AutoConfig, source, "config", WHO, **shared)
-    label_index = resolve_label(config, spec.option("label"), spec.raw)
+    label_index = resolve_label(config, options.label, spec.raw)
     tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", WHO, **shared)
     model = from_pretrained(AutoModelForSequenceClassification, source, "model", WHO, config=config, **shared)
     pad_with_eos(tokenizer, model)
@@ -237,9 +242,9 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
         model=model,
         tokenizer=tokenizer,
         label_index=label_index,
-        threshold=threshold,
-        batch_size=batch_size,
-        max_length=model_max_length(tokenizer, config, requested_length),
+        threshold=options.threshold,
+        batch_size=options.batch_size,
+        max_length=model_max_length(tokenizer, config, options.max_length),
         languages=languages_option(spec, name),
         device=device,
     )

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trusteval.errors import UsageError
+from trusteval.options import PluginOptions, read_spec_options
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
 
@@ -141,6 +142,10 @@ def refusal_judge(judge_model: str, settings: BackendSettings) -> LLMJudge:
     return open_judge(judge_model, settings, JudgePrompt.load(JUDGE_PROMPT), parse_binary, labels=JUDGE_LABELS)
 
 
+class Options(PluginOptions):
+    """The keyword scorers take no options: their lists are the paper's."""
+
+
 def create(spec: Spec, context: ScorerContext) -> KeywordRefusalScorer:
-    spec.check_options(set())
+    read_spec_options(Options, spec)
     return KeywordRefusalScorer(spec.kind)

@@ -25,10 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from trusteval.asyncrun import run_coroutine
 from trusteval.errors import UsageError
-from trusteval.records import Prompt, Score, ScoreStatus, text_subject
+from trusteval.progress import NullProgress
+from trusteval.records import Prompt, text_subject
 from trusteval.scorers import verdict as verdicts
 from trusteval.scorers.base import ScorerInfo, TextScorer
+from trusteval.scorers.scoring import TextScoring, score_missing
 from trusteval.specs import Spec
 from trusteval.store import Store
 
@@ -195,24 +198,15 @@ def validation_run_id(scorer_id: str, dataset_spec: str) -> str:
     return f"{RUN_PREFIX}:{scorer_id}:{dataset_key(dataset_spec)}"
 
 
-def score_prompts(scorer: TextScorer, prompts: Sequence[Prompt], store: Store | None) -> list[float | None]:
-    """Scores of every prompt text, reusing and filling the store's scores table when a store is given."""
-    texts = list(dict.fromkeys(p.text for p in prompts))
-    subjects = {text: text_subject(text) for text in texts}
-    stored = store.scores(scorer.id, subjects.values()) if store is not None else {}
-    done = {t: stored[s] for t, s in subjects.items() if s in stored and stored[s].status != ScoreStatus.ERROR}
-    todo = [t for t in texts if t not in done]
-    for start in range(0, len(todo), max(1, scorer.batch_size)):
-        batch = todo[start : start + scorer.batch_size]
-        outcomes = scorer.score(batch)
-        scores = [
-            Score(subjects[t], scorer.id, o.value, o.status, o.label, o.detail)
-            for t, o in zip(batch, outcomes, strict=True)
-        ]
-        if store is not None:
-            store.add_scores(scores)
-        done.update(zip(batch, scores, strict=True))
-    return [done[p.text].value if done[p.text].ok else None for p in prompts]
+def score_prompts(scorer: TextScorer, prompts: Sequence[Prompt], store: Store) -> list[float | None]:
+    """Scores of every prompt text, reusing and filling the store's scores table; None where the scorer
+    failed (a crash is an error score, scored again next time)."""
+    subjects = {p.text: text_subject(p.text) for p in prompts}
+    inputs = {subject: (text,) for text, subject in subjects.items()}
+    run_coroutine(score_missing(store, TextScoring(scorer), inputs, NullProgress(), f"score {scorer.id}"))
+    stored = store.scores(scorer.id, inputs)
+    found = [stored.get(subjects[p.text]) for p in prompts]
+    return [score.value if score is not None and score.ok else None for score in found]
 
 
 def store_report(store: Store, report: ValidationReport, dataset_spec: str) -> str:
