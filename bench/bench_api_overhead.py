@@ -51,7 +51,7 @@ def one_run(src: Path, args: list[str], python_flags: tuple[str, ...] = ()) -> t
 
 
 def stage_times(store: Path, run_id: str) -> dict[str, float]:
-    opened = Store(store / "trusteval.sqlite")
+    opened = Store.open_read_only(store)
     try:
         return dict(opened.aggregate(run_id, "timings") or [])
     finally:
