@@ -263,7 +263,8 @@ def load(recipe: DetectorRecipe, folder: Path) -> TrainedDetector | None:
         with np.load(weights, allow_pickle=False) as arrays:
             for index, block in enumerate(recipe.blocks()):
                 terms_key, idf_key = _array_names(index)
-                vocabulary = {str(t): i for i, t in enumerate(arrays[terms_key])}
+                terms = arrays[terms_key].tolist()  # plain str; iterating the array makes numpy scalars (5x slower)
+                vocabulary = dict(zip(terms, range(len(terms)), strict=True))
                 vectorizers.append(StoredVectorizer(recipe, block, vocabulary, arrays[idf_key]))
             coef, intercept = arrays["coef"], float(arrays["intercept"][0])
     except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile, json.JSONDecodeError):
