@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -87,6 +88,13 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="trusteval-overhead-"))
+    try:
+        measure_in(folder, args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure_in(folder: Path, args: argparse.Namespace) -> None:
     data, _ = write_inputs(folder, args.requests)
     cache = folder / "cache"
     sources = {"this": REPO / "src"}

@@ -37,7 +37,7 @@ from trusteval.scorers import ScorerContext, load_scorer  # noqa: E402
 from trusteval.scorers.hf_classifier import CALL_BATCHES  # noqa: E402
 
 
-def base_width_classifier(layers: int) -> Path:
+def base_width_classifier(layers: int, parent: Path) -> Path:
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
@@ -48,7 +48,7 @@ def base_width_classifier(layers: int) -> Path:
         vocab_size=len(tokenizer), num_labels=2, num_hidden_layers=layers, pad_token_id=tokenizer.pad_token_id
     )
     torch.manual_seed(0)
-    folder = Path(tempfile.mkdtemp(prefix="trusteval-bench-")) / "bert-base-width-random"
+    folder = parent / "bert-base-width-random"
     return _save(BertForSequenceClassification(config), tokenizer, folder)
 
 
@@ -110,6 +110,11 @@ def one_round(scorers: dict, texts: list[str], config, flip: bool) -> dict:
 
 
 def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="trusteval-bench-") as scratch:  # the random model, ~170 MB
+        measure(Path(scratch))
+
+
+def measure(scratch: Path) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="local classifier folder (default: random BERT of roberta-base width)")
     parser.add_argument("--texts", type=int, default=64)
@@ -119,7 +124,7 @@ def main() -> None:
     args = parser.parse_args()
 
     load_before = os.getloadavg()
-    folder = Path(args.model) if args.model else base_width_classifier(args.layers)
+    folder = Path(args.model) if args.model else base_width_classifier(args.layers, scratch)
     spec = f"hf:{folder}?batch_size={args.batch_size}"
     scorers = {
         "float": load_scorer(spec, ScorerContext()),
