@@ -114,6 +114,7 @@ def measure_in(folder: Path, args: argparse.Namespace) -> None:
     for name in sources:
         rows = [r[name] for r in rounds]
         result[name] = {key: median_of(rows, key) for key in rows[0]}
+        result[name]["per_round"] = [{k: round(row[k], 2) for k in ("wall_s", "generate_s")} for row in rows]
     if "baseline" in sources:
         ratios = [r["baseline"]["overhead_s"] / r["this"]["overhead_s"] for r in rounds]
         result["overhead_baseline_over_this_per_round"] = [round(x, 2) for x in ratios]
