@@ -1,15 +1,19 @@
-"""The hf classifier scorer: length-sorted batches against arrival-order batches, and both against the FLOP limit.
+"""The hf classifier scorer against the FLOP limit, and its int8 option against the float path, in one run.
 
-Usage: python bench/bench_hf_scorer.py [--model DIR] [--texts 256] [--batch-size 32] [--repeats 2]
+Usage: python bench/bench_hf_scorer.py [--model DIR] [--texts 64] [--layers 6] [--batch-size 32] [--rounds 3]
 
-Without --model it builds a randomly initialised classifier of roberta-base's shape (12 layers, hidden 768,
-about 85 M non-embedding parameters; weights do not change the arithmetic) with the test fixtures' offline
-tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR. Reported, all from the same run:
-- texts/s for the scorer as shipped (sorted by token length) and for the old arrival-order batching;
-- padded tokens per real token for each;
+Without --model it builds a randomly initialised BERT classifier of roberta-base's width (hidden 768,
+intermediate 3072, 12 heads; --layers of them, 6 by default to halve the run: every layer does the same work,
+so the fraction does not depend on the count; weights do not change the arithmetic) with the test fixtures'
+offline tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR. The machine is shared, so each
+round measures, interleaved: the fp32 matmul rate on the model's own layer shapes, the scorer as shipped, and
+the scorer with quantize=int8. Reported (medians over rounds, with the load average before and after):
+- texts/s for each, and int8's speedup over float within each round;
 - the FLOP-limit fraction: texts/s divided by (matmul rate / (2 x non-embedding parameters x real tokens per
-  text)), with the matmul rate measured on this machine, in this run, on the model's own layer shapes;
-- the largest score difference between the two orders (must be under 1e-5).
+  text)); padded tokens per real token for this run's texts, and projected for the pipeline's calls of
+  CALL_BATCHES x batch size texts (tokenizer only), which is what a long run gets;
+- the tokenizer's share of the time, and the largest score differences (float vs arrival-order batching: must
+  be under 1e-5; int8 vs float: must be under 0.01).
 Writes bench/results/hf_scorer.json.
 """
 
@@ -19,6 +23,8 @@ import argparse
 import csv
 import json
 import os
+import random
+import statistics
 import sys
 import tempfile
 import time
@@ -28,115 +34,160 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
 
 from trusteval.scorers import ScorerContext, load_scorer  # noqa: E402
+from trusteval.scorers.hf_classifier import CALL_BATCHES  # noqa: E402
 
 
-def base_size_classifier() -> Path:
+def base_width_classifier(layers: int, parent: Path) -> Path:
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
     from fixtures.tiny_models import _save, build_wordpiece_tokenizer
 
     tokenizer = build_wordpiece_tokenizer()
-    config = BertConfig(vocab_size=len(tokenizer), num_labels=2, pad_token_id=tokenizer.pad_token_id)
+    config = BertConfig(
+        vocab_size=len(tokenizer), num_labels=2, num_hidden_layers=layers, pad_token_id=tokenizer.pad_token_id
+    )
     torch.manual_seed(0)
-    folder = Path(tempfile.mkdtemp(prefix="trusteval-bench-")) / "bert-base-random"
+    folder = parent / "bert-base-width-random"
     return _save(BertForSequenceClassification(config), tokenizer, folder)
 
 
-def cold_texts(count: int) -> list[str]:
+def cold_texts() -> list[str]:
     path = Path(os.environ.get("TRUSTEVAL_DATA_DIR", REPO.parent / "shared" / "data")) / "cold" / "test.csv"
     with path.open(encoding="utf-8") as handle:
         rows = [row["TEXT"] for row in csv.DictReader(handle)]
-    return rows[:count]
+    random.Random(0).shuffle(rows)  # the pipeline shuffles what it scores
+    return rows
 
 
 def non_embedding_parameters(model) -> int:
     return sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
 
 
-def matmul_gflops(hidden: int, intermediate: int, tokens: int = 2048, repeats: int = 5) -> float:
-    """Measured fp32 matmul rate on the shapes a transformer layer uses (tokens x hidden x intermediate)."""
+def matmul_gflops(hidden: int, intermediate: int, tokens: int = 2048, repeats: int = 5) -> tuple[float, float]:
+    """Measured fp32 matmul rate on the shapes a transformer layer uses (tokens x hidden x intermediate), per
+    wall second and per CPU second of this process."""
     import torch
 
     x, w1 = torch.randn(tokens, hidden), torch.randn(hidden, intermediate)
     h, w2 = torch.randn(tokens, intermediate), torch.randn(intermediate, hidden)
     with torch.inference_mode():
         x @ w1
-        started = time.perf_counter()
-        for _ in range(repeats):
-            x @ w1
-            h @ w2
-        seconds = time.perf_counter() - started
-    return 2 * 2 * tokens * hidden * intermediate * repeats / seconds / 1e9
+        seconds, cpu_seconds = timed(lambda: [(x @ w1, h @ w2) for _ in range(repeats)])[:2]
+    gflop = 2 * 2 * tokens * hidden * intermediate * repeats / 1e9
+    return gflop / seconds, gflop / cpu_seconds
 
 
-def padding_ratio(lengths: list[int], batch_size: int) -> float:
-    padded = sum(max(chunk) * len(chunk) for chunk in _chunks(lengths, batch_size))
+def padding_ratio(lengths: list[int], call: int, batch: int) -> float:
+    """Padded tokens per real token when calls of `call` texts are each sorted into batches of `batch`."""
+    padded = 0
+    for start in range(0, len(lengths), call):
+        ordered = sorted(lengths[start : start + call], reverse=True)
+        padded += sum(max(ordered[i : i + batch]) * len(ordered[i : i + batch]) for i in range(0, len(ordered), batch))
     return padded / sum(lengths)
 
 
-def _chunks(values: list[int], size: int) -> list[list[int]]:
-    return [values[start : start + size] for start in range(0, len(values), size)]
-
-
 def arrival_order(scorer, texts: list[str]) -> list[float]:
-    out = []
-    for start in range(0, len(texts), scorer.batch_size):
-        out += [o.value for o in scorer._score_or_split(texts[start : start + scorer.batch_size])]
+    step = scorer.model_batch_size
+    return [o.value for i in range(0, len(texts), step) for o in scorer._score_or_split(texts[i : i + step])]
+
+
+def timed(fn) -> tuple[float, float, list]:
+    """Wall seconds, CPU seconds of this process (all threads), and the result."""
+    started, cpu_started = time.perf_counter(), time.process_time()
+    values = fn()
+    return time.perf_counter() - started, time.process_time() - cpu_started, values
+
+
+def one_round(scorers: dict, texts: list[str], config, flip: bool) -> dict:
+    """Matmul rate, float and int8 scoring, interleaved (the order flips every round)."""
+    wall_rate, cpu_rate = matmul_gflops(config.hidden_size, config.intermediate_size)
+    out = {"matmul_gflops": wall_rate, "matmul_gflops_cpu": cpu_rate}
+    for name in sorted(scorers, reverse=flip):
+        out[name] = timed(lambda s=scorers[name]: [o.value for o in s.score(texts)])
+    out["tokenizer_s"] = timed(lambda: scorers["float"]._encode(texts))[0]
     return out
 
 
-def timed(fn, repeats: int) -> tuple[float, list[float]]:
-    best, values = float("inf"), []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        values = fn()
-        best = min(best, time.perf_counter() - started)
-    return best, values
-
-
 def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="trusteval-bench-") as scratch:  # the random model, ~170 MB
+        measure(Path(scratch))
+
+
+def measure(scratch: Path) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="local classifier folder (default: random roberta-base-shaped BERT)")
-    parser.add_argument("--texts", type=int, default=256)
+    parser.add_argument("--model", help="local classifier folder (default: random BERT of roberta-base width)")
+    parser.add_argument("--texts", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    folder = Path(args.model) if args.model else base_size_classifier()
-    scorer = load_scorer(f"hf:{folder}?batch_size={args.batch_size}", ScorerContext())
-    texts = cold_texts(args.texts)
-    lengths = [len(ids) for ids in scorer._encode(texts)]
-    scorer.score(texts[: args.batch_size])  # warm-up
+    load_before = os.getloadavg()
+    folder = Path(args.model) if args.model else base_width_classifier(args.layers, scratch)
+    spec = f"hf:{folder}?batch_size={args.batch_size}"
+    scorers = {
+        "float": load_scorer(spec, ScorerContext()),
+        "int8": load_scorer(spec + "&quantize=int8", ScorerContext()),
+    }
+    corpus = cold_texts()
+    texts = corpus[: args.texts]
+    for scorer in scorers.values():
+        scorer.score(texts[: args.batch_size])  # warm-up
+    rounds = [one_round(scorers, texts, scorers["float"]._model.config, flip=r % 2 == 1) for r in range(args.rounds)]
+    arrival = arrival_order(scorers["float"], texts)
 
-    sorted_s, sorted_values = timed(lambda: [o.value for o in scorer.score(texts)], args.repeats)
-    arrival_s, arrival_values = timed(lambda: arrival_order(scorer, texts), args.repeats)
-    config = scorer._model.config
-    rate = matmul_gflops(config.hidden_size, config.intermediate_size)
-    params = non_embedding_parameters(scorer._model)
+    lengths = [len(ids) for ids in scorers["float"]._encode(texts)]
+    corpus_lengths = [len(ids) for ids in scorers["float"]._encode(corpus)]
+    params = non_embedding_parameters(scorers["float"]._model)
     tokens_per_text = sum(lengths) / len(lengths)
-    limit = rate * 1e9 / (2 * params * tokens_per_text)
+    flops_per_text = 2 * params * tokens_per_text
+
+    def fraction(r: dict, name: str) -> float:
+        return len(texts) / r[name][0] / (r["matmul_gflops"] * 1e9 / flops_per_text)
+
+    def cpu_fraction(r: dict, name: str) -> float:
+        """The same per CPU second: on a shared machine, time waiting for a core counts in neither."""
+        return len(texts) / r[name][1] / (r["matmul_gflops_cpu"] * 1e9 / flops_per_text)
+
+    median = statistics.median
+    run_padding = padding_ratio(lengths, len(texts), args.batch_size)
+    call_padding = padding_ratio(corpus_lengths, CALL_BATCHES * args.batch_size, args.batch_size)
+    float_fraction = median(fraction(r, "float") for r in rounds)
+    cpu_float_fraction = median(cpu_fraction(r, "float") for r in rounds)
+    float_values, int8_values = rounds[-1]["float"][2], rounds[-1]["int8"][2]
     result = {
         "bench": "hf_scorer",
-        "model": str(folder) if args.model else "random BERT of roberta-base shape",
+        "model": str(folder) if args.model else f"random BERT, roberta-base width, {args.layers} layers",
         "texts": len(texts),
+        "rounds": args.rounds,
         "batch_size": args.batch_size,
+        "torch_threads": __import__("torch").get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         "non_embedding_parameters": params,
         "real_tokens_per_text": round(tokens_per_text, 1),
-        "matmul_gflops": round(rate, 1),
-        "flop_limit_texts_per_s": round(limit, 2),
-        "sorted": {
-            "texts_per_s": round(len(texts) / sorted_s, 2),
-            "padded_per_real_token": round(padding_ratio(sorted(lengths, reverse=True), args.batch_size), 3),
-            "flop_limit_fraction": round(len(texts) / sorted_s / limit, 3),
-        },
-        "arrival_order": {
-            "texts_per_s": round(len(texts) / arrival_s, 2),
-            "padded_per_real_token": round(padding_ratio(lengths, args.batch_size), 3),
-            "flop_limit_fraction": round(len(texts) / arrival_s / limit, 3),
-        },
-        "speedup": round(arrival_s / sorted_s, 2),
-        "max_abs_score_difference": max(abs(a - b) for a, b in zip(sorted_values, arrival_values, strict=True)),
+        "matmul_gflops_median": round(median(r["matmul_gflops"] for r in rounds), 1),
+        "matmul_gflops_per_round": [round(r["matmul_gflops"], 1) for r in rounds],
+        "float_texts_per_s_median": round(median(len(texts) / r["float"][0] for r in rounds), 2),
+        "int8_texts_per_s_median": round(median(len(texts) / r["int8"][0] for r in rounds), 2),
+        "int8_speedup_per_round": [round(r["float"][0] / r["int8"][0], 2) for r in rounds],
+        "int8_speedup_median": round(median(r["float"][0] / r["int8"][0] for r in rounds), 2),
+        "float_flop_limit_fraction_median": round(float_fraction, 3),
+        "float_flop_limit_fraction_per_round": [round(fraction(r, "float"), 3) for r in rounds],
+        "padded_per_real_token_this_run": round(run_padding, 3),
+        "padded_per_real_token_pipeline_calls": round(call_padding, 3),
+        "float_flop_limit_fraction_projected_for_pipeline_calls": round(float_fraction * run_padding / call_padding, 3),
+        "matmul_gflops_per_cpu_s_median": round(median(r["matmul_gflops_cpu"] for r in rounds), 1),
+        "float_cpu_flop_limit_fraction_median": round(cpu_float_fraction, 3),
+        "float_cpu_flop_limit_fraction_per_round": [round(cpu_fraction(r, "float"), 3) for r in rounds],
+        "float_cpu_flop_limit_fraction_projected_for_pipeline_calls": round(
+            cpu_float_fraction * run_padding / call_padding, 3
+        ),
+        "int8_cpu_speedup_median": round(median(r["float"][1] / r["int8"][1] for r in rounds), 2),
+        "tokenizer_share": round(median(r["tokenizer_s"] / r["float"][0] for r in rounds), 4),
+        "max_abs_difference_sorted_vs_arrival": max(abs(a - b) for a, b in zip(float_values, arrival, strict=True)),
+        "max_abs_difference_int8_vs_float": max(abs(a - b) for a, b in zip(float_values, int8_values, strict=True)),
     }
     print(json.dumps(result))
     out = REPO / "bench" / "results" / "hf_scorer.json"

@@ -52,3 +52,36 @@ def test_corrupted_cache_is_detected_and_retrained(cache, data_dir):
 def test_threshold_option(cache, data_dir):
     scorer = load_scorer("cold-tfidf?threshold=0.7", ScorerContext(data_dir=data_dir, cache_dir=cache))
     assert scorer.threshold == 0.7
+
+
+def test_fast_char_transform_equals_sklearn(cache, data_dir):
+    """The cached detector scores through FastCharNgrams; sklearn's own transform (built on demand from the
+    stored vocabulary and idf) gives the same matrix."""
+    from trusteval.scorers.tfidf_fast import FastCharNgrams
+
+    loaded = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache)).detector
+    prompts = load_dataset("cold", DataContext(data_dir=data_dir)).prompts[:300]
+    texts = [p.text for p in prompts] + ["", "  ", "ABC  abc\t\n x", "你 好\u3000吗", "a"]
+    [fast] = loaded.fast_transforms
+    assert isinstance(fast, FastCharNgrams)
+    got, expected = fast.transform(texts), loaded.vectorizers[0].transform(texts)
+    assert got.shape == expected.shape and got.nnz == expected.nnz
+    assert abs(got - expected).max() < 1e-6
+
+
+def test_loading_a_cached_detector_does_not_import_sklearn(scorer, cache, data_dir):
+    """Importing sklearn (and the scipy.stats it pulls in) was most of a short run's fixed cost (issue 13)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from trusteval.scorers import ScorerContext, load_scorer; "
+        f"context = ScorerContext(data_dir=Path({str(data_dir)!r}), cache_dir=Path({str(cache)!r})); "
+        "s = load_scorer('cold-tfidf', context); "
+        "values = [o.value for o in s.score(['你这个傻逼', '今天天气很好'])]; "
+        "print(values, sorted(m for m in sys.modules if m.split('.')[0] in {'sklearn', 'pandas'})[:3])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
+    expected = [o.value for o in scorer.score(["你这个傻逼", "今天天气很好"])]
+    assert done.stdout.strip() == f"{expected} []"

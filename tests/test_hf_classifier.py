@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from fixtures.tiny_models import build_tiny_bert_classifier
+from trusteval.benchmarks.common import text_task
 from trusteval.errors import BackendError, UsageError
 from trusteval.scorers import ScorerContext, TextScorer, load_scorer
-from trusteval.scorers.hf_classifier import DEFAULT_MODEL, languages_option
+from trusteval.scorers.hf_classifier import CALL_BATCHES, DEFAULT_MODEL, languages_option
 from trusteval.specs import Spec
 
 TEXTS = [
@@ -64,7 +65,7 @@ def test_satisfies_the_scorer_protocol(scorer, tiny_bert_classifier_dir: Path) -
     assert isinstance(scorer, TextScorer)
     assert scorer.kind == "toxicity"
     assert scorer.threshold == 0.5
-    assert scorer.batch_size == 32
+    assert (scorer.model_batch_size, scorer.batch_size) == (32, 32 * CALL_BATCHES)
     assert scorer.languages == frozenset()
     assert scorer.id == f"hf:{tiny_bert_classifier_dir.name}@{scorer.version}#label=1&max_length=128"
     described = scorer.describe()
@@ -134,7 +135,7 @@ def test_multi_label_models_use_a_sigmoid(tiny_bert_classifier_dir: Path, tmp_pa
 
 def test_options_reach_the_scorer(tiny_bert_classifier_dir: Path) -> None:
     custom = scorer_for(tiny_bert_classifier_dir, "?threshold=0.7&lang=zh,en&max_length=8&batch_size=2")
-    assert (custom.threshold, custom.batch_size, custom.max_length) == (0.7, 2, 8)
+    assert (custom.threshold, custom.model_batch_size, custom.max_length) == (0.7, 2, 8)
     assert custom.languages == frozenset({"zh", "en"})
     assert custom.id.endswith("#label=1&max_length=8")
     expected = softmax(reference_logits(tiny_bert_classifier_dir, TEXTS[-2:], max_length=8))[:, 1]
@@ -149,7 +150,12 @@ def test_a_text_that_cannot_be_scored_fails_alone(scorer) -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [("?threshold=2", "between 0 and 1"), ("?batch_size=0", "whole number >= 1"), ("?labl=1", "unknown option")],
+    [
+        ("?threshold=2", "between 0 and 1"),
+        ("?batch_size=0", "whole number >= 1"),
+        ("?labl=1", "unknown option"),
+        ("?quantize=int4", "option 'quantize' must be"),
+    ],
 )
 def test_bad_options_are_usage_errors(tiny_bert_classifier_dir: Path, options: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
@@ -185,3 +191,47 @@ def test_remote_code_message_names_only_what_a_scorer_accepts(tiny_bert_classifi
         scorer_for(folder)
     assert "trust_remote_code=1" in str(refused.value)
     assert "--trust-remote-code" not in str(refused.value), "scorers take no --trust-remote-code flag"
+
+
+def padded_and_real_tokens(scorer, calls: list[list[str]]) -> tuple[int, int]:
+    """Tokens the model was given (padding included) and real tokens, over every forward pass of `calls`."""
+    counts = [0, 0]
+
+    def count(_module, _args, kwargs):
+        counts[0] += kwargs["input_ids"].numel()
+        counts[1] += int(kwargs["attention_mask"].sum())
+
+    hook = scorer._model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        for texts in calls:
+            scorer.score(texts)
+    finally:
+        hook.remove()
+    return counts[0], counts[1]
+
+
+def test_pipeline_calls_carry_enough_texts_to_sort_by_length(tiny_bert_classifier_dir: Path) -> None:
+    """The pipeline calls score() with task.batch_size texts at a time (in shuffled order); those calls must
+    span many forward passes, or sorting by length cannot cut padding (issue 13: 2.4 padded per real token)."""
+    import random
+
+    scorer = scorer_for(tiny_bert_classifier_dir, "?batch_size=4")
+    words = ["the", "quick", "brown", "fox", "你好", "hello", "今天", "天气", "很好"]
+    rng = random.Random(0)
+    texts = [" ".join(rng.choice(words) for _ in range(rng.choice([1, 2, 3, 40, 60, 90]))) for _ in range(64)]
+    task = text_task("response", scorer, "response")
+    calls = [texts[start : start + task.batch_size] for start in range(0, len(texts), task.batch_size)]
+    padded, real = padded_and_real_tokens(scorer, calls)
+    assert padded / real < 1.1, f"{padded / real:.2f} padded tokens per real token"
+    expected = softmax(reference_logits(tiny_bert_classifier_dir, texts))[:, 1]
+    assert [v for call in calls for v in values(scorer.score(call))] == pytest.approx(expected.tolist(), abs=1e-5)
+
+
+def test_int8_scores_are_within_0_01_of_float_and_say_so(scorer, tiny_bert_classifier_dir: Path) -> None:
+    int8 = scorer_for(tiny_bert_classifier_dir, "?quantize=int8")
+    assert int8.id == scorer.id + "&quantize=int8"
+    assert int8.describe()["quantize"] == "int8" and scorer.describe()["quantize"] == "none"
+    float_values, int8_values = values(scorer.score(TEXTS)), values(int8.score(TEXTS))
+    assert int8_values == pytest.approx(float_values, abs=0.01)
+    assert int8_values != pytest.approx(float_values, abs=1e-6)  # really quantized, not the float model
+    assert scorer_for(tiny_bert_classifier_dir, "?quantize=none").id == scorer.id

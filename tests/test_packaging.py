@@ -68,3 +68,11 @@ def test_the_wheel_holds_the_data_files_and_the_license(tmp_path):
     assert "License-Expression: Apache-2.0" in metadata
     assert "Requires-Dist: sniffio" not in metadata
     assert "Project-URL: " in metadata and "Classifier: Typing :: Typed" in metadata
+
+
+def test_building_the_parser_does_not_look_up_the_version(monkeypatch):
+    """importlib.metadata's lookup scans every installed distribution: only `--version` pays for it."""
+    from trusteval import cli
+
+    monkeypatch.setattr(cli, "installed_version", lambda: pytest.fail("the version was looked up"))
+    assert cli.build_parser().parse_args(["report"]).command == "report"

@@ -1,10 +1,14 @@
 """`hf` scorer: the probability a transformers sequence classifier gives one of its labels.
 
 Spec: `hf:<hub id or local folder>?label=<name or index>&threshold=0.5&batch_size=32&max_length=512&lang=zh,en
-&device=cpu|cuda&revision=<commit>&trust_remote_code=1`. Plain `hf` is `thu-coai/roberta-base-cold` (the
+&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8`. Plain `hf` is `thu-coai/roberta-base-cold` (the
 TrustEval toxicity scorer), label 1 (offensive), for Chinese. The probability is a softmax over the labels, or
 a sigmoid for multi-label and single-logit models. The id names the model, its version (the hub commit, or a
 hash of a local folder's config, tokenizer and weight files) and the label, so stored scores never mix models.
+
+The pipeline hands the scorer CALL_BATCHES forward passes' worth of texts per call, so sorting by token length
+has material to work with: 32 texts in arrival order carry about 2.4 padded tokens per real token on COLD,
+1,024 sorted into batches of 32 about 1.04 (bench/bench_hf_scorer.py).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -26,6 +30,7 @@ from trusteval.specs import Spec
 DEFAULT_MODEL = "thu-coai/roberta-base-cold"
 DEFAULT_MODEL_LANGUAGES = frozenset({"zh"})
 DEFAULT_MAX_LENGTH = 512
+CALL_BATCHES = 32  # forward passes per score() call from the pipeline
 VERSIONED_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack", ".ckpt", ".model")
 VERSIONED_NAMES = {
     "config.json",
@@ -49,6 +54,9 @@ class Options(PluginOptions):
     device: str | None = Field(None, description="torch device, e.g. cpu, cuda (default: best available)")
     revision: str | None = Field(None, description="hub revision or commit")
     trust_remote_code: Flag = Field(False, description="run the model folder's own Python code")
+    quantize: Literal["none", "int8"] = Field(
+        "none", description="int8: torch dynamic quantization of the linear layers (CPU; scores within 0.01)"
+    )
 
 
 def folder_version(folder: Path) -> str:
@@ -135,13 +143,16 @@ class HFClassifierScorer:
         max_length: int,
         languages: frozenset[str],
         device: str,
+        quantize: str | None = None,
     ) -> None:
         self.name = name
         self.version = version
         self.label_index = label_index
         self.label_name = label_names(model.config).get(label_index, str(label_index))
         self.threshold = threshold
-        self.batch_size = batch_size
+        self.model_batch_size = batch_size
+        self.batch_size = batch_size * CALL_BATCHES  # texts per score() call (TextScorer.batch_size)
+        self.quantize = quantize
         self.max_length = max_length
         self.languages = languages
         self.device = device
@@ -150,7 +161,8 @@ class HFClassifierScorer:
         self._model = model
         self._tokenizer = tokenizer
         truncation = "" if max_length == DEFAULT_MAX_LENGTH else f"&max_length={max_length}"
-        self.id = f"hf:{name}@{version}#label={label_index}{truncation}"
+        quantized = f"&quantize={quantize}" if quantize else ""
+        self.id = f"hf:{name}@{version}#label={label_index}{truncation}{quantized}"
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
         """Score in batches of similar length (tokenised once, longest first), so a batch carries little
@@ -160,8 +172,8 @@ class HFClassifierScorer:
             return [outcome for text in texts for outcome in self._score_or_split([text])]
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]), reverse=True)
         outcomes: list[Outcome | None] = [None] * len(texts)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
+        for start in range(0, len(order), self.model_batch_size):
+            chunk = order[start : start + self.model_batch_size]
             scored = self._score_or_split([texts[i] for i in chunk], [encoded[i] for i in chunk])
             for index, outcome in zip(chunk, scored, strict=True):
                 outcomes[index] = outcome
@@ -213,6 +225,8 @@ class HFClassifierScorer:
             "probability": "sigmoid" if self.sigmoid else "softmax",
             "threshold": self.threshold,
             "max_length": self.max_length,
+            "batch_size": self.model_batch_size,
+            "quantize": self.quantize or "none",
             "languages": sorted(self.languages),
             "device": self.device,
         }
@@ -228,6 +242,7 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
         raise missing_extra("transformers", "hf") from None
     source = resolve_source(name, WHO)
     device = pick_device(torch, options.device, WHO)
+    quantize = quantize_option(options.quantize, device, spec.raw)
     revision = options.revision
     shared: dict[str, Any] = {"revision": revision, "trust_remote_code": options.trust_remote_code}
     config = from_pretrained(AutoConfig, source, "config", WHO, **shared)
@@ -236,6 +251,8 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
     model = from_pretrained(AutoModelForSequenceClassification, source, "model", WHO, config=config, **shared)
     pad_with_eos(tokenizer, model)
     model.to(device).eval()
+    if quantize == "int8":
+        model = int8_dynamic(torch, model)
     return HFClassifierScorer(
         name=Path(source).name if Path(source).is_dir() else name,
         version=model_version(source, revision),
@@ -247,4 +264,26 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
         max_length=model_max_length(tokenizer, config, options.max_length),
         languages=languages_option(spec, name),
         device=device,
+        quantize=quantize,
     )
+
+
+def quantize_option(value: str, device: str, spec_raw: str) -> str | None:
+    if value == "none":
+        return None
+    if device != "cpu":
+        raise UsageError(f"scorer '{spec_raw}': quantize={value} runs on the CPU only, not on device {device}")
+    return value
+
+
+def int8_dynamic(torch: Any, model: Any) -> Any:
+    """Linear layers with int8 weights and activations quantized per batch (torch dynamic quantization); the
+    scores move by about 0.01 at most, so the scorer id names it."""
+    import warnings
+
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)  # torch marks quantized tensors as deprecated
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        return quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
