@@ -13,18 +13,20 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
 from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
-from trusteval.store_rows import PROMPT_COLUMNS, RunItem, prompt_row, run_item
+from trusteval.store_rows import PROMPT_COLUMNS, RowDigest, RunItem, batched, prompt_row, run_item
 from trusteval.untrusted import safe_generation, safe_score
 
 STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000
+WRITE_CHUNK = 10_000  # rows encoded and written at a time: bounds memory, not transactions
+READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
 T = TypeVar("T")
 
 MIGRATIONS: tuple[str, ...] = (
@@ -265,16 +267,17 @@ class Store:
         dataset: str,
         spec: dict[str, Any],
         prompts: Iterable[Prompt],
-        items: Iterable[tuple[Request, str, Prompt, dict[str, Any]]],
+        items: Collection[tuple[Request, str, Prompt, dict[str, Any]]],
         replaces: Callable[[str], bool] | None = None,
     ) -> None:
         """Record a run and its planned requests in one transaction: a run is all there or not at all.
 
-        `items` are (request, model spec as the user wrote it, prompt, variant) tuples. Running the same run
-        again replaces its stored items (those whose request key `replaces` accepts: a shard replaces only
-        its own slice), so a run always reflects the data it last planned (an edited data file gives other
-        prompt versions) and its spec as last written (the same run id means the same work; only operational
-        options can differ); stored prompts, answers and scores are never overwritten.
+        `items` are (request, model spec as the user wrote it, prompt, variant) tuples; they are read twice
+        and written in chunks of WRITE_CHUNK rows, so a run's rows are never all encoded at once. Running the
+        same run again replaces its stored items (those whose request key `replaces` accepts: a shard replaces
+        only its own slice), so a run always reflects the data it last planned (an edited data file gives
+        other prompt versions) and its spec as last written (the same run id means the same work; only
+        operational options can differ); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
         keys: dict[int, str] = {}  # a prompt's content key, hashed once however many items ask it
@@ -284,28 +287,11 @@ class Store:
                 keys[id(prompt)] = prompt.content_key
             return keys[id(prompt)]
 
-        prompts = list(prompts)
-        prompt_rows = [prompt_row(p, key_of(p)) for p in prompts]
-        items = list(items)
-        stored = self.conn.execute("SELECT request_key, model, prompt_id FROM run_items WHERE run_id=?", (run_id,))
-        recorded = {tuple(row) for row in stored if replaces is None or replaces(row[0])}  # this shard's slice
-        resumed = bool(recorded) and recorded == {(r.key, model, key_of(p)) for r, model, p, _ in items}
-        if resumed:
-            items = []  # a resumed run: its requests and items are stored already, and encoding them is not free
-        request_rows, item_rows = [], []
-        for request, model, prompt, variant in items:
-            request_rows.append(
-                (
-                    request.key,
-                    request.model,
-                    canonical_json(request.messages),
-                    canonical_json(request.params.as_dict()),
-                    request.seed,
-                )
-            )
-            item_rows.append(
-                (run_id, request.key, model, request.seed, prompt.dataset, key_of(prompt), canonical_json(variant))
-            )
+        planned = RowDigest()
+        for request, model, prompt, _ in items:
+            planned.add(request.key, model, key_of(prompt))
+        recorded = self._items_digest(run_id, replaces)  # this shard's slice
+        resumed = recorded.count > 0 and recorded == planned  # its requests and items are stored already
         try:
             with self.transaction() as conn:
                 conn.execute(
@@ -313,14 +299,40 @@ class Store:
                     " updated_at=excluded.updated_at, status='running', spec=excluded.spec",
                     (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
                 )
-                conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                                 prompt_rows)  # fmt: skip
-                conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
+                for chunk in batched(prompts, WRITE_CHUNK):
+                    conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                                     [prompt_row(p, key_of(p)) for p in chunk])  # fmt: skip
                 if not resumed:
                     self._drop_items(run_id, replaces)
-                conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
+                    for chunk in batched(items, WRITE_CHUNK):
+                        self._insert_items(run_id, chunk, key_of)
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
+
+    def _insert_items(
+        self,
+        run_id: str,
+        chunk: Sequence[tuple[Request, str, Prompt, dict[str, Any]]],
+        key_of: Callable[[Prompt], str],
+    ) -> None:
+        request_rows = [
+            (r.key, r.model, canonical_json(r.messages), canonical_json(r.params.as_dict()), r.seed)
+            for r, _, _, _ in chunk
+        ]
+        self.conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
+        item_rows = [
+            (run_id, r.key, model, r.seed, prompt.dataset, key_of(prompt), canonical_json(variant))
+            for r, model, prompt, variant in chunk
+        ]
+        self.conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
+
+    def _items_digest(self, run_id: str, replaces: Callable[[str], bool] | None) -> RowDigest:
+        digest = RowDigest()
+        rows = self.conn.execute("SELECT request_key, model, prompt_id FROM run_items WHERE run_id=?", (run_id,))
+        for key, model, prompt_id in rows:
+            if replaces is None or replaces(key):
+                digest.add(key, model, prompt_id)
+        return digest
 
     def _drop_items(self, run_id: str, replaces: Callable[[str], bool] | None) -> None:
         if replaces is None:
@@ -459,6 +471,26 @@ class Store:
                 )
         return found
 
+    def score(self, scorer_id: str, subject: str) -> Score | None:
+        row = self.conn.execute(
+            "SELECT subject, scorer, value, status, label, detail FROM scores WHERE subject=? AND scorer=?",
+            (subject, scorer_id),
+        ).fetchone()
+        return None if row is None else Score(*row)
+
+    def scored_by(self, scorer_id: str) -> Iterator[str]:
+        """Every subject this scorer has a stored score for (any status)."""
+        return (row[0] for row in self.conn.execute("SELECT subject FROM scores WHERE scorer=?", (scorer_id,)))
+
+    def count_unparsed(self, scorer_id: str, subjects: Iterable[str]) -> int:
+        """How many of the subjects have a final score without a value (unparsed, or refused by the scorer)."""
+        found = self._existing(
+            "SELECT subject FROM scores WHERE scorer=? AND status NOT IN ('ok', 'error') AND subject IN ({})",
+            subjects,
+            scorer_id,
+        )
+        return len(found)
+
     # -- aggregates ---------------------------------------------------------------------------------------
 
     def put_aggregate(self, run_id: str, name: str, value: Any) -> None:
@@ -475,24 +507,40 @@ class Store:
     # -- reading a run ------------------------------------------------------------------------------------
 
     def run_items(self, run_id: str) -> list[RunItem]:
+        """Every item of a run, in planned order (a small run; large ones read `iter_run_items`)."""
+        return [item for chunk in self.iter_run_items(run_id) for item in chunk]
+
+    def iter_run_items(self, run_id: str, chunk_size: int = READ_CHUNK) -> Iterator[list[RunItem]]:
+        """A run's items in planned order, `chunk_size` at a time: one query per chunk (keyset pagination on
+        the run_items rowid, walked with the rowid B-tree: through the (run_id, request_key) index each chunk
+        would sort the whole run again), so a run of any size is read in bounded memory and linear time."""
         source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"  # an old read-only store
-        rows = self.conn.execute(
-            f"""
-            SELECT i.request_key, i.model, i.seed, i.variant,
+        sql = f"""
+            SELECT i.rowid AS item_rowid, i.request_key, i.model, i.seed, i.variant,
                    p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text,
                    p.lang, p.label, p.category, p.attributes, p.subject AS prompt_subject,
                    g.text AS response, g.subject AS response_subject,
                    (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
                     ORDER BY f.id DESC LIMIT 1) AS error
-            FROM run_items i
+            FROM run_items i NOT INDEXED
             JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
             LEFT JOIN generations g ON g.key = i.request_key
-            WHERE i.run_id = ?
+            WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ?
             ORDER BY i.rowid
-            """,
-            (run_id,),
-        )
-        return [run_item(row) for row in rows]
+            LIMIT ?
+            """
+        lowest, highest = self.conn.execute(
+            "SELECT min(rowid), max(rowid) FROM run_items WHERE run_id=?", (run_id,)
+        ).fetchone()
+        if lowest is None:
+            return
+        after = lowest - 1
+        while rows := self.conn.execute(sql, (after, highest, run_id, chunk_size)).fetchall():
+            after = rows[-1]["item_rowid"]
+            yield [run_item(row) for row in rows]
+
+    def count_run_items(self, run_id: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
 
     def _has_column(self, table: str, column: str) -> bool:
         return any(row[1] == column for row in self.conn.execute(f"PRAGMA table_info({table})"))

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import sqlite3
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from trusteval.records import Prompt, canonical_json, text_subject
 
-__all__ = ["PROMPT_COLUMNS", "RunItem", "prompt_row", "run_item"]
+__all__ = ["PROMPT_COLUMNS", "RowDigest", "RunItem", "batched", "prompt_row", "run_item"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,3 +70,29 @@ def run_item(row: sqlite3.Row) -> RunItem:
         response_subject=row["response_subject"],
         error=None if row["response"] is not None else row["error"],
     )
+
+
+def batched(values: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of `size` values (the last one shorter)."""
+    iterator = iter(values)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+class RowDigest:
+    """An order-independent fingerprint of a multiset of rows (count, and the sum of 128-bit hashes): two
+    sets of a run's item rows compared without holding either."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0
+
+    def add(self, *fields: str) -> None:
+        joined = "\x1f".join(fields).encode()
+        self.total = (self.total + int.from_bytes(hashlib.blake2b(joined, digest_size=16).digest(), "big")) % 2**128
+        self.count += 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowDigest) and (self.count, self.total) == (other.count, other.total)
+
+    __hash__ = None  # type: ignore[assignment]
