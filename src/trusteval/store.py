@@ -20,13 +20,14 @@ from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
 from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
-from trusteval.store_rows import PROMPT_COLUMNS, RowDigest, RunItem, batched, prompt_row, run_item
+from trusteval.store_reads import StoreReads
+from trusteval.store_rows import PROMPT_COLUMNS, RowDigest, batched, prompt_row
+from trusteval.store_rows import RunItem as RunItem  # re-exported: readers import it from here
 from trusteval.untrusted import safe_generation, safe_score
 
 STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000
 WRITE_CHUNK = 10_000  # rows encoded and written at a time: bounds memory, not transactions
-READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
 T = TypeVar("T")
 
 MIGRATIONS: tuple[str, ...] = (
@@ -154,7 +155,7 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in message or "busy" in message
 
 
-class Store:
+class Store(StoreReads):
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
@@ -453,44 +454,6 @@ class Store:
             [(s.subject, s.scorer, s.value, s.status, s.label, s.detail, now) for s in map(safe_score, scores)],
         )
 
-    def scores(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, Score]:
-        found: dict[str, Score] = {}
-        for chunk in _chunks(list(dict.fromkeys(subjects)), 900):
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT * FROM scores WHERE scorer=? AND subject IN ({marks})", (scorer_id, *chunk)
-            )
-            for row in rows:
-                found[row["subject"]] = Score(
-                    subject=row["subject"],
-                    scorer=row["scorer"],
-                    value=row["value"],
-                    status=row["status"],
-                    label=row["label"],
-                    detail=row["detail"],
-                )
-        return found
-
-    def score(self, scorer_id: str, subject: str) -> Score | None:
-        row = self.conn.execute(
-            "SELECT subject, scorer, value, status, label, detail FROM scores WHERE subject=? AND scorer=?",
-            (subject, scorer_id),
-        ).fetchone()
-        return None if row is None else Score(*row)
-
-    def scored_by(self, scorer_id: str) -> Iterator[str]:
-        """Every subject this scorer has a stored score for (any status)."""
-        return (row[0] for row in self.conn.execute("SELECT subject FROM scores WHERE scorer=?", (scorer_id,)))
-
-    def count_unparsed(self, scorer_id: str, subjects: Iterable[str]) -> int:
-        """How many of the subjects have a final score without a value (unparsed, or refused by the scorer)."""
-        found = self._existing(
-            "SELECT subject FROM scores WHERE scorer=? AND status NOT IN ('ok', 'error') AND subject IN ({})",
-            subjects,
-            scorer_id,
-        )
-        return len(found)
-
     # -- aggregates ---------------------------------------------------------------------------------------
 
     def put_aggregate(self, run_id: str, name: str, value: Any) -> None:
@@ -504,60 +467,7 @@ class Store:
         row = self.conn.execute("SELECT value FROM aggregates WHERE run_id=? AND name=?", (run_id, name)).fetchone()
         return json.loads(row[0]) if row else None
 
-    # -- reading a run ------------------------------------------------------------------------------------
-
-    def run_items(self, run_id: str) -> list[RunItem]:
-        """Every item of a run, in planned order (a small run; large ones read `iter_run_items`)."""
-        return [item for chunk in self.iter_run_items(run_id) for item in chunk]
-
-    def iter_run_items(self, run_id: str, chunk_size: int = READ_CHUNK) -> Iterator[list[RunItem]]:
-        """A run's items in planned order, `chunk_size` at a time: one query per chunk (keyset pagination on
-        the run_items rowid, walked with the rowid B-tree: through the (run_id, request_key) index each chunk
-        would sort the whole run again), so a run of any size is read in bounded memory and linear time."""
-        source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"  # an old read-only store
-        sql = f"""
-            SELECT i.rowid AS item_rowid, i.request_key, i.model, i.seed, i.variant,
-                   p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text,
-                   p.lang, p.label, p.category, p.attributes, p.subject AS prompt_subject,
-                   g.text AS response, g.subject AS response_subject,
-                   (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
-                    ORDER BY f.id DESC LIMIT 1) AS error
-            FROM run_items i NOT INDEXED
-            JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
-            LEFT JOIN generations g ON g.key = i.request_key
-            WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ?
-            ORDER BY i.rowid
-            LIMIT ?
-            """
-        lowest, highest = self.conn.execute(
-            "SELECT min(rowid), max(rowid) FROM run_items WHERE run_id=?", (run_id,)
-        ).fetchone()
-        if lowest is None:
-            return
-        after = lowest - 1
-        while rows := self.conn.execute(sql, (after, highest, run_id, chunk_size)).fetchall():
-            after = rows[-1]["item_rowid"]
-            yield [run_item(row) for row in rows]
-
-    def count_run_items(self, run_id: str) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
-
-    def _has_column(self, table: str, column: str) -> bool:
-        return any(row[1] == column for row in self.conn.execute(f"PRAGMA table_info({table})"))
-
     def count(self, table: str) -> int:
         if table not in {"generations", "scores", "run_items", "requests", "prompts", "generation_failures"}:
             raise ValueError(table)
         return self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-
-    def _existing(self, sql: str, keys: Iterable[str], *leading: Any) -> set[str]:
-        found: set[str] = set()
-        for chunk in _chunks(list(dict.fromkeys(keys)), 900):
-            query = sql.format(",".join("?" * len(chunk)))
-            found.update(row[0] for row in self.conn.execute(query, (*leading, *chunk)))
-        return found
-
-
-def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

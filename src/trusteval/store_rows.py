@@ -6,13 +6,13 @@ import hashlib
 import itertools
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from trusteval.records import Prompt, canonical_json, text_subject
 
-__all__ = ["PROMPT_COLUMNS", "RowDigest", "RunItem", "batched", "prompt_row", "run_item"]
+__all__ = ["PROMPT_COLUMNS", "RowDigest", "RunItem", "batched", "chunked", "prompt_row", "run_item"]
 
 T = TypeVar("T")
 
@@ -77,6 +77,12 @@ def batched(values: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(values)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk
+
+
+def chunked(values: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """Consecutive slices of `size` values of a sequence."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
 
 
 class RowDigest:
