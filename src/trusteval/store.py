@@ -293,6 +293,8 @@ class Store(StoreReads):
             planned.add(request.key, model, key_of(prompt))
         recorded = self._items_digest(run_id, replaces)  # this shard's slice
         resumed = recorded.count > 0 and recorded == planned  # its requests and items are stored already
+        if resumed:  # so are the prompts its items ask: hashing them again is most of a rerun's planning cost
+            prompts = [p for p in prompts if id(p) not in keys]
         try:
             with self.transaction() as conn:
                 conn.execute(

@@ -86,8 +86,8 @@ class StoreReads:
                    p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text,
                    p.lang, p.label, p.category, p.attributes, p.subject AS prompt_subject,
                    g.text AS response, g.subject AS response_subject,
-                   (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
-                    ORDER BY f.id DESC LIMIT 1) AS error
+                   CASE WHEN g.key IS NULL THEN (SELECT f.error FROM generation_failures f
+                        WHERE f.key = i.request_key ORDER BY f.id DESC LIMIT 1) END AS error
             FROM run_items i NOT INDEXED
             JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
             LEFT JOIN generations g ON g.key = i.request_key
