@@ -41,8 +41,8 @@ from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
 from trusteval.shards import in_shard
 from trusteval.store import Store
-from trusteval.tables.table import Table
 from trusteval.store_views import RunItems
+from trusteval.tables.table import Table
 
 
 @dataclass(frozen=True)
