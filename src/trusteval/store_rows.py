@@ -49,6 +49,11 @@ def prompt_row(p: Prompt, content_key: str) -> tuple[Any, ...]:
     )
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    """A stored JSON object; the common empty one without the parser (a fresh dict each time: not shared)."""
+    return {} if text == "{}" else json.loads(text)
+
+
 def run_item(row: sqlite3.Row) -> RunItem:
     prompt = Prompt(
         id=row["prompt_id"],
@@ -57,7 +62,7 @@ def run_item(row: sqlite3.Row) -> RunItem:
         lang=row["lang"],
         label=row["label"],
         category=row["category"],
-        attributes=json.loads(row["attributes"]),
+        attributes=_json_object(row["attributes"]),
     )
     return RunItem(
         request_key=row["request_key"],
@@ -65,7 +70,7 @@ def run_item(row: sqlite3.Row) -> RunItem:
         seed=row["seed"],
         prompt=prompt,
         prompt_subject=row["prompt_subject"],
-        variant=json.loads(row["variant"]),
+        variant=_json_object(row["variant"]),
         response=row["response"],
         response_subject=row["response_subject"],
         error=None if row["response"] is not None else row["error"],
