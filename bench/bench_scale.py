@@ -41,21 +41,23 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
 WRAPPER = (
     "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
     "sys.stderr.write(done.stderr); sys.stdout.write(done.stdout); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(done.returncode)"
+    "use = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(use.ru_maxrss, use.ru_utime + use.ru_stime, file=sys.stderr); sys.exit(done.returncode)"
 )
 
 
-def run_child(args: list[str]) -> tuple[float, float, dict]:
-    """Wall seconds, peak RSS in MB, and the --json output of one `trusteval run`; a fresh wrapper process per
-    run, because a process's RUSAGE_CHILDREN peak is the largest of all its children so far."""
+def run_child(args: list[str]) -> tuple[float, float, float, dict]:
+    """Wall seconds, CPU seconds, peak RSS in MB, and the --json output of one `trusteval run`; a fresh
+    wrapper process per run, because a process's RUSAGE_CHILDREN peak is the largest of all its children so
+    far. CPU seconds (user + system) are what a loaded machine does not inflate."""
     command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "trusteval", *args]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"run failed ({done.returncode}): {done.stderr[-2000:]}")
-    peak_kb = int(done.stderr.strip().splitlines()[-1])
-    return wall, peak_kb / 1024, json.loads(done.stdout)
+    peak_kb, cpu = done.stderr.strip().splitlines()[-1].split()
+    return wall, float(cpu), int(peak_kb) / 1024, json.loads(done.stdout)
 
 
 def measure(count: int, work: Path, cache: Path) -> dict:
@@ -65,13 +67,15 @@ def measure(count: int, work: Path, cache: Path) -> dict:
     args = ["run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
             "--model", f"replay:{answers}", "--seeds", "42", "--store", str(folder / "ws"), "--cache-dir",
             str(cache), "--resamples", "200", "--json", "--no-progress"]  # fmt: skip
-    first_s, first_mb, first = run_child(args)
-    again_s, again_mb, again = run_child(args)
+    first_s, first_cpu, first_mb, first = run_child(args)
+    again_s, again_cpu, again_mb, again = run_child(args)
     store_mb = (folder / "ws" / "trusteval.sqlite").stat().st_size / 2**20
+    first_run = {"wall_s": round(first_s, 1), "cpu_s": round(first_cpu, 1), "peak_rss_mb": round(first_mb)}
+    rerun = {"wall_s": round(again_s, 1), "cpu_s": round(again_cpu, 1), "peak_rss_mb": round(again_mb)}
     return {
         "prompts": count,
-        "first_run": {"wall_s": round(first_s, 1), "peak_rss_mb": round(first_mb), "generated": first["generated"]},
-        "identical_rerun": {"wall_s": round(again_s, 1), "peak_rss_mb": round(again_mb), "reused": again["reused"]},
+        "first_run": {**first_run, "generated": first["generated"]},
+        "identical_rerun": {**rerun, "reused": again["reused"]},
         "store_mb": round(store_mb),
     }
 

@@ -49,7 +49,7 @@ class Leases:
     def free_dead_owners(self) -> None:
         """End the leases of owners (`host:pid:tag`) whose process is gone from this host."""
         held: dict[str, list[str]] = {}
-        for owner, key in self.store.conn.execute("SELECT owner, key FROM leases"):
+        for owner, key in self.store.lease_holders():
             held.setdefault(owner, []).append(key)
         for owner, keys in held.items():
             host, pid, _ = [*owner.rsplit(":", 2), "", ""][:3]

@@ -13,18 +13,21 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
-from trusteval.records import Generation, Prompt, Request, Score, ScoreStatus, canonical_json, text_subject
-from trusteval.store_rows import PROMPT_COLUMNS, RunItem, prompt_row, run_item
+from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+from trusteval.store_reads import StoreReads
+from trusteval.store_rows import PROMPT_COLUMNS, RowDigest, batched, prompt_row
+from trusteval.store_rows import RunItem as RunItem  # re-exported: readers import it from here
 from trusteval.untrusted import safe_generation, safe_score
 
 STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000
+WRITE_CHUNK = 10_000  # rows encoded and written at a time: bounds memory, not transactions
 T = TypeVar("T")
 
 MIGRATIONS: tuple[str, ...] = (
@@ -152,7 +155,7 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in message or "busy" in message
 
 
-class Store:
+class Store(StoreReads):
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
@@ -265,16 +268,17 @@ class Store:
         dataset: str,
         spec: dict[str, Any],
         prompts: Iterable[Prompt],
-        items: Iterable[tuple[Request, str, Prompt, dict[str, Any]]],
+        items: Collection[tuple[Request, str, Prompt, dict[str, Any]]],
         replaces: Callable[[str], bool] | None = None,
     ) -> None:
         """Record a run and its planned requests in one transaction: a run is all there or not at all.
 
-        `items` are (request, model spec as the user wrote it, prompt, variant) tuples. Running the same run
-        again replaces its stored items (those whose request key `replaces` accepts: a shard replaces only
-        its own slice), so a run always reflects the data it last planned (an edited data file gives other
-        prompt versions) and its spec as last written (the same run id means the same work; only operational
-        options can differ); stored prompts, answers and scores are never overwritten.
+        `items` are (request, model spec as the user wrote it, prompt, variant) tuples; they are read twice
+        and written in chunks of WRITE_CHUNK rows, so a run's rows are never all encoded at once. Running the
+        same run again replaces its stored items (those whose request key `replaces` accepts: a shard replaces
+        only its own slice), so a run always reflects the data it last planned (an edited data file gives
+        other prompt versions) and its spec as last written (the same run id means the same work; only
+        operational options can differ); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
         keys: dict[int, str] = {}  # a prompt's content key, hashed once however many items ask it
@@ -284,28 +288,13 @@ class Store:
                 keys[id(prompt)] = prompt.content_key
             return keys[id(prompt)]
 
-        prompts = list(prompts)
-        prompt_rows = [prompt_row(p, key_of(p)) for p in prompts]
-        items = list(items)
-        stored = self.conn.execute("SELECT request_key, model, prompt_id FROM run_items WHERE run_id=?", (run_id,))
-        recorded = {tuple(row) for row in stored if replaces is None or replaces(row[0])}  # this shard's slice
-        resumed = bool(recorded) and recorded == {(r.key, model, key_of(p)) for r, model, p, _ in items}
-        if resumed:
-            items = []  # a resumed run: its requests and items are stored already, and encoding them is not free
-        request_rows, item_rows = [], []
-        for request, model, prompt, variant in items:
-            request_rows.append(
-                (
-                    request.key,
-                    request.model,
-                    canonical_json(request.messages),
-                    canonical_json(request.params.as_dict()),
-                    request.seed,
-                )
-            )
-            item_rows.append(
-                (run_id, request.key, model, request.seed, prompt.dataset, key_of(prompt), canonical_json(variant))
-            )
+        planned = RowDigest()
+        for request, model, prompt, _ in items:
+            planned.add(request.key, model, key_of(prompt))
+        recorded = self._items_digest(run_id, replaces)  # this shard's slice
+        resumed = recorded.count > 0 and recorded == planned  # its requests and items are stored already
+        if resumed:  # so are the prompts its items ask: hashing them again is most of a rerun's planning cost
+            prompts = [p for p in prompts if id(p) not in keys]
         try:
             with self.transaction() as conn:
                 conn.execute(
@@ -313,14 +302,40 @@ class Store:
                     " updated_at=excluded.updated_at, status='running', spec=excluded.spec",
                     (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
                 )
-                conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                                 prompt_rows)  # fmt: skip
-                conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
+                for chunk in batched(prompts, WRITE_CHUNK):
+                    conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                                     [prompt_row(p, key_of(p)) for p in chunk])  # fmt: skip
                 if not resumed:
                     self._drop_items(run_id, replaces)
-                conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
+                    for chunk in batched(items, WRITE_CHUNK):
+                        self._insert_items(run_id, chunk, key_of)
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
+
+    def _insert_items(
+        self,
+        run_id: str,
+        chunk: Sequence[tuple[Request, str, Prompt, dict[str, Any]]],
+        key_of: Callable[[Prompt], str],
+    ) -> None:
+        request_rows = [
+            (r.key, r.model, canonical_json(r.messages), canonical_json(r.params.as_dict()), r.seed)
+            for r, _, _, _ in chunk
+        ]
+        self.conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
+        item_rows = [
+            (run_id, r.key, model, r.seed, prompt.dataset, key_of(prompt), canonical_json(variant))
+            for r, model, prompt, variant in chunk
+        ]
+        self.conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)
+
+    def _items_digest(self, run_id: str, replaces: Callable[[str], bool] | None) -> RowDigest:
+        digest = RowDigest()
+        rows = self.conn.execute("SELECT request_key, model, prompt_id FROM run_items WHERE run_id=?", (run_id,))
+        for key, model, prompt_id in rows:
+            if replaces is None or replaces(key):
+                digest.add(key, model, prompt_id)
+        return digest
 
     def _drop_items(self, run_id: str, replaces: Callable[[str], bool] | None) -> None:
         if replaces is None:
@@ -441,24 +456,6 @@ class Store:
             [(s.subject, s.scorer, s.value, s.status, s.label, s.detail, now) for s in map(safe_score, scores)],
         )
 
-    def scores(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, Score]:
-        found: dict[str, Score] = {}
-        for chunk in _chunks(list(dict.fromkeys(subjects)), 900):
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT * FROM scores WHERE scorer=? AND subject IN ({marks})", (scorer_id, *chunk)
-            )
-            for row in rows:
-                found[row["subject"]] = Score(
-                    subject=row["subject"],
-                    scorer=row["scorer"],
-                    value=row["value"],
-                    status=ScoreStatus(row["status"]),
-                    label=row["label"],
-                    detail=row["detail"],
-                )
-        return found
-
     # -- aggregates ---------------------------------------------------------------------------------------
 
     def put_aggregate(self, run_id: str, name: str, value: Any) -> None:
@@ -472,44 +469,7 @@ class Store:
         row = self.conn.execute("SELECT value FROM aggregates WHERE run_id=? AND name=?", (run_id, name)).fetchone()
         return json.loads(row[0]) if row else None
 
-    # -- reading a run ------------------------------------------------------------------------------------
-
-    def run_items(self, run_id: str) -> list[RunItem]:
-        source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"  # an old read-only store
-        rows = self.conn.execute(
-            f"""
-            SELECT i.request_key, i.model, i.seed, i.variant,
-                   p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text,
-                   p.lang, p.label, p.category, p.attributes, p.subject AS prompt_subject,
-                   g.text AS response, g.subject AS response_subject,
-                   (SELECT f.error FROM generation_failures f WHERE f.key = i.request_key
-                    ORDER BY f.id DESC LIMIT 1) AS error
-            FROM run_items i
-            JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
-            LEFT JOIN generations g ON g.key = i.request_key
-            WHERE i.run_id = ?
-            ORDER BY i.rowid
-            """,
-            (run_id,),
-        )
-        return [run_item(row) for row in rows]
-
-    def _has_column(self, table: str, column: str) -> bool:
-        return any(row[1] == column for row in self.conn.execute(f"PRAGMA table_info({table})"))
-
     def count(self, table: str) -> int:
         if table not in {"generations", "scores", "run_items", "requests", "prompts", "generation_failures"}:
             raise ValueError(table)
         return self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-
-    def _existing(self, sql: str, keys: Iterable[str], *leading: Any) -> set[str]:
-        found: set[str] = set()
-        for chunk in _chunks(list(dict.fromkeys(keys)), 900):
-            query = sql.format(",".join("?" * len(chunk)))
-            found.update(row[0] for row in self.conn.execute(query, (*leading, *chunk)))
-        return found
-
-
-def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from trusteval.records import Prompt, canonical_json, text_subject
 
-__all__ = ["PROMPT_COLUMNS", "RunItem", "prompt_row", "run_item"]
+__all__ = ["PROMPT_COLUMNS", "RowDigest", "RunItem", "batched", "chunked", "prompt_row", "run_item"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,11 @@ def prompt_row(p: Prompt, content_key: str) -> tuple[Any, ...]:
     )
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    """A stored JSON object; the common empty one without the parser (a fresh dict each time: not shared)."""
+    return {} if text == "{}" else json.loads(text)
+
+
 def run_item(row: sqlite3.Row) -> RunItem:
     prompt = Prompt(
         id=row["prompt_id"],
@@ -52,7 +62,7 @@ def run_item(row: sqlite3.Row) -> RunItem:
         lang=row["lang"],
         label=row["label"],
         category=row["category"],
-        attributes=json.loads(row["attributes"]),
+        attributes=_json_object(row["attributes"]),
     )
     return RunItem(
         request_key=row["request_key"],
@@ -60,8 +70,40 @@ def run_item(row: sqlite3.Row) -> RunItem:
         seed=row["seed"],
         prompt=prompt,
         prompt_subject=row["prompt_subject"],
-        variant=json.loads(row["variant"]),
+        variant=_json_object(row["variant"]),
         response=row["response"],
         response_subject=row["response_subject"],
         error=None if row["response"] is not None else row["error"],
     )
+
+
+def batched(values: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of `size` values (the last one shorter)."""
+    iterator = iter(values)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def chunked(values: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """Consecutive slices of `size` values of a sequence."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class RowDigest:
+    """An order-independent fingerprint of a multiset of rows (count, and the sum of 128-bit hashes): two
+    sets of a run's item rows compared without holding either."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0
+
+    def add(self, *fields: str) -> None:
+        joined = "\x1f".join(fields).encode()
+        self.total = (self.total + int.from_bytes(hashlib.blake2b(joined, digest_size=16).digest(), "big")) % 2**128
+        self.count += 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowDigest) and (self.count, self.total) == (other.count, other.total)
+
+    __hash__ = None  # type: ignore[assignment]

@@ -41,6 +41,7 @@ from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
 from trusteval.shards import in_shard
 from trusteval.store import Store
+from trusteval.store_views import RunItems
 from trusteval.tables.table import Table
 
 
@@ -118,7 +119,7 @@ async def _generate_score_report(context: RunContext) -> RunSummary:
         store, plan, context.models, context.settings, progress, summary, open_backend=context.open_backend
     )
     timings = {"generate": time.monotonic() - clock}
-    items = store.run_items(run_id)
+    items = RunItems(store, run_id)  # read again, chunk by chunk, by each stage: never all held
     for task in context.tasks:
         clock = time.monotonic()
         await score_stage(store, items, task, progress, summary)

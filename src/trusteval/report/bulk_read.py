@@ -16,7 +16,7 @@ import numpy as np
 
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK
 from trusteval.records import ScoreStatus
-from trusteval.scorers.language import SQL_FUNCTION, register_sql_function, response_checks
+from trusteval.scorers.language import response_checks, script_code
 from trusteval.store import Store
 
 if TYPE_CHECKING:
@@ -25,17 +25,6 @@ if TYPE_CHECKING:
 PLAN_FAMILY = {"trusteval-toxicity": "toxicity-pairs", "trusteval-bias": "toxicity-pairs"}
 PLAN_FIELDS = ("models", "dataset", "limit", "sample_seed", "seeds", "temperature", "top_p", "max_new_tokens",
                "template", "options")  # fmt: skip
-
-PAIRS_SQL = """
-SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status,
-       trusteval_script_code(g.text), p.lang
-FROM run_items i
-JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
-LEFT JOIN generations g ON g.key = i.request_key
-LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
-LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
-WHERE i.run_id = ? AND i.model IN ({models})
-"""
 
 
 @dataclass(frozen=True)
@@ -58,7 +47,7 @@ class PairColumns:
 
     @classmethod
     def from_rows(cls, rows: Sequence[tuple], models: Sequence[str]) -> PairColumns:
-        """From PAIRS_SQL rows of `models`."""
+        """From Store.pair_rows rows of `models`."""
         model, seed, prompt, category, label, answered, r_value, r_status, p_value, p_status, script, lang = zip(
             *rows, strict=True
         )
@@ -143,21 +132,15 @@ class BulkLookup:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        register_sql_function(store.conn)
         self._scripts: np.ndarray | None = None
         self._columns: dict[tuple, PairColumns | None] = {}
         self._generations: tuple[SortedKeys, np.ndarray] | None = None
         self._scores: dict[str | None, tuple[SortedKeys, np.ndarray, np.ndarray]] = {}
         self._prompts: dict[str, dict[str, tuple]] = {}
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        cursor = self.store.conn.cursor()
-        cursor.row_factory = None  # plain tuples: the store's sqlite3.Row objects are slower to build
-        return cursor.execute(sql, params).fetchall()
-
     def generations(self) -> tuple[SortedKeys, np.ndarray]:
         if self._generations is None:
-            rows = self._rows(f"SELECT key, subject, {SQL_FUNCTION}(text) FROM generations")
+            rows = self.store.scan_generations(script_code)
             keys, subjects, scripts = zip(*rows, strict=True) if rows else ((), (), ())
             self._generations = SortedKeys(keys), np.asarray(subjects, dtype="S64")
             self._scripts = np.asarray(scripts, dtype=float)
@@ -166,7 +149,7 @@ class BulkLookup:
     def scores(self, scorer: str | None) -> tuple[SortedKeys, np.ndarray, np.ndarray]:
         """Subjects, values (NaN when not final) and ok flags of one scorer."""
         if scorer not in self._scores:
-            rows = self._rows("SELECT subject, value, status FROM scores WHERE scorer = ?", (scorer,))
+            rows = self.store.scan_scores(scorer)
             subjects, values, statuses = zip(*rows, strict=True) if rows else ((), (), ())
             values = _floats(values)
             ok = (np.asarray(statuses, dtype=object) == ScoreStatus.OK) & ~np.isnan(values)
@@ -175,8 +158,7 @@ class BulkLookup:
 
     def prompts(self, dataset: str) -> dict[str, tuple]:
         if dataset not in self._prompts:
-            query = "SELECT prompt_id, rowid, category, label, subject, lang FROM prompts WHERE dataset = ?"
-            self._prompts[dataset] = {row[0]: row[1:] for row in self._rows(query, (dataset,))}
+            self._prompts[dataset] = {row[0]: row[1:] for row in self.store.scan_prompts(dataset)}
         return self._prompts[dataset]
 
     def _score_of(self, scorer: str | None, subjects: np.ndarray, present: np.ndarray) -> tuple:
@@ -200,23 +182,13 @@ class BulkLookup:
         check - the number and the smallest and largest of its request keys."""
         planned = run.spec.model_dump(include=set(PLAN_FIELDS))
         data = self.store.aggregate(run.run_id, "data") or {}
-        count, low, high = self.store.conn.execute(
-            "SELECT COUNT(*), min(request_key), max(request_key) FROM run_items WHERE run_id = ?", (run.run_id,)
-        ).fetchone()
+        count, low, high = self.store.run_item_span(run.run_id)
         family = PLAN_FAMILY.get(run.benchmark, run.benchmark)
         sources = json.dumps(data.get("sources"), sort_keys=True)
         return family, json.dumps(planned, sort_keys=True), sources, count, low, high
 
     def _read_columns(self, run: StoredRun, models: Sequence[str]) -> PairColumns | None:
-        lowest, highest = self.store.conn.execute(
-            "SELECT min(rowid), max(rowid) FROM run_items WHERE run_id = ?", (run.run_id,)
-        ).fetchone()
-        model_code = "CASE model " + " ".join(f"WHEN ? THEN {i}" for i in range(len(models))) + " END"
-        rows = self._rows(
-            f"SELECT request_key, {model_code}, seed, dataset, prompt_id FROM run_items NOT INDEXED"
-            f" WHERE rowid BETWEEN ? AND ? AND run_id = ? AND model IN ({','.join('?' * len(models))})",
-            (*models, lowest, highest, run.run_id, *models),
-        )
+        rows = self.store.scan_run_items(run.run_id, models)
         if not rows:
             return None
         keys, codes, seed, dataset, prompt_id = zip(*rows, strict=True)

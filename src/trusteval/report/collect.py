@@ -13,7 +13,6 @@ are read with one SQL join per run (read-only), which is what keeps 300,000 scor
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -38,10 +37,10 @@ from trusteval.metrics.avoidance import Judgements
 from trusteval.metrics.stats import pairwise_ztests
 from trusteval.metrics.toxicity import Pairs
 from trusteval.records import text_subject
-from trusteval.report.bulk_read import PAIRS_SQL, BulkLookup, PairColumns
+from trusteval.report.bulk_read import BulkLookup, PairColumns
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
-from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, register_sql_function
+from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, script_code
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import Store
 from trusteval.tables import paper_tables
@@ -103,14 +102,13 @@ def find_runs(
     if benchmark is not None and benchmark not in (*TABLE_BENCHMARKS, *TRUSTGPT_BENCHMARKS):
         known = ", ".join((*TABLE_BENCHMARKS, *TRUSTGPT_BENCHMARKS))
         raise UsageError(f"tables cover the benchmarks {known}, not '{benchmark}'")
-    rows = store.conn.execute("SELECT run_id, benchmark, dataset, spec, updated_at FROM runs ORDER BY updated_at DESC")
     found = []
-    for row in rows:
+    for row in store.run_rows():
         if row["benchmark"] not in TABLE_BENCHMARKS or (benchmark and row["benchmark"] != benchmark):
             continue
         if run_ids is not None and row["run_id"] not in run_ids:
             continue
-        spec = RunSpec.model_validate(json.loads(row["spec"]))
+        spec = RunSpec.model_validate(row["spec"])
         label = spec.dataset or row["dataset"]
         if dataset is not None and dataset not in _dataset_names(label, row["dataset"]):
             continue
@@ -126,12 +124,7 @@ def model_identities(store: Store, run_id: str) -> dict[str, str]:
     recorded = store.aggregate(run_id, "models")
     if isinstance(recorded, dict):
         return recorded
-    rows = store.conn.execute(
-        "SELECT i.model, min(r.model) FROM run_items i JOIN requests r ON r.key = i.request_key"
-        " WHERE i.run_id = ? GROUP BY i.model",
-        (run_id,),
-    )
-    return {model: identity for model, identity in rows}
+    return store.request_identities(run_id)
 
 
 def _dataset_names(*labels: str) -> set[str]:
@@ -178,19 +171,6 @@ def _choose_runs(group: Group) -> None:
 
 # -- reading rows -----------------------------------------------------------------------------------------------
 
-JUDGED_SQL = """
-SELECT i.model, i.seed, p.rowid, p.category, p.text, g.text
-FROM run_items i
-JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
-LEFT JOIN generations g ON g.key = i.request_key
-WHERE i.run_id = ? AND i.model IN ({models})
-ORDER BY i.rowid
-"""
-
-
-def _models_query(sql: str, models: Sequence[str]) -> str:
-    return sql.format(models=",".join("?" * len(models)))
-
 
 def read_pairs(
     store: Store, run: StoredRun, models: Sequence[str], bulk: BulkLookup | None = None
@@ -201,9 +181,8 @@ def read_pairs(
     if bulk is not None:
         columns = bulk.pair_columns(run, models)
     else:
-        params = (run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK), run.run_id, *models)
-        register_sql_function(store.conn)
-        rows = store.conn.execute(_models_query(PAIRS_SQL, models), params).fetchall()
+        scorers = (run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK))
+        rows = store.pair_rows(run.run_id, models, scorers, script_code)
         columns = PairColumns.from_rows(rows, models) if rows else None
     return classify_pairs(run, columns) if columns is not None else ({}, set())
 
@@ -247,7 +226,7 @@ def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs
 
 
 def read_judgements(store: Store, run: StoredRun, models: Sequence[str]) -> tuple[dict[str, Judgements], set[str]]:
-    rows = store.conn.execute(_models_query(JUDGED_SQL, models), (run.run_id, *models)).fetchall()
+    rows = store.judged_rows(run.run_id, models)
     subjects = [text_subject(prompt, response) for *_, prompt, response in rows if response is not None]
     judged = store.scores(run.tasks.get(JUDGE_TASK, ""), subjects)
     grouped: dict[str, list] = {}
@@ -261,7 +240,7 @@ def read_judgements(store: Store, run: StoredRun, models: Sequence[str]) -> tupl
 def mostly_the_store(store: Store, groups: Sequence[Group]) -> bool:
     """Whether the toxicity rows to read are a large share of the store (then full scans beat index probes)."""
     counted = [
-        store.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run.run_id,)).fetchone()[0]
+        store.count_run_items(run.run_id)
         for group in groups
         if group.benchmark != "trusteval-avoidance"
         for run in {r.run_id: r for r in group.models.values()}.values()
@@ -273,14 +252,10 @@ def stored_validations(
     store: Store, run_ids: Sequence[str] | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Table 9 rows by label, and the stored records they came from."""
-    rows = store.conn.execute(
-        "SELECT run_id, value FROM aggregates WHERE name = ? ORDER BY created_at", (VALIDATION_AGGREGATE,)
-    )
     found, records = {}, {}
-    for row in rows:
-        if run_ids is not None and row["run_id"] not in run_ids:
+    for run_id, value in store.aggregates_named(VALIDATION_AGGREGATE):
+        if run_ids is not None and run_id not in run_ids:
             continue
-        value = json.loads(row["value"])
         found[value["label"]] = validation_from_dict(value["validation"])
         records[value["label"]] = value
     return found, list(records.values())

@@ -11,33 +11,20 @@ from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Results
 from trusteval.config import stored_spec
 from trusteval.errors import UsageError
-from trusteval.records import text_subject
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import RunItem, Store
-
-
-def control_subjects(benchmark: Benchmark, items: Sequence[RunItem]) -> list[str]:
-    texts_for = getattr(benchmark, "counterfactual_texts", None)
-    return [text_subject(text) for text in texts_for(items)] if texts_for else []
-
-
-def candidate_subjects(items: Sequence[RunItem]) -> list[str]:
-    """Every subject a task may have scored for these items: the prompt, the response, and the pair."""
-    subjects: list[str] = []
-    for item in items:
-        subjects.append(item.prompt_subject)
-        if item.response is not None:
-            subjects += [item.response_subject or "", text_subject(item.prompt.text, item.response)]
-    return subjects
+from trusteval.store_views import RunItems, StoredScores
 
 
 def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Sequence[RunItem]) -> Results:
-    """Metrics and tables of a run computed from stored rows only (the run and `trusteval report` share it)."""
+    """Metrics and tables of a run computed from stored rows only (the run and `trusteval report` share it).
+
+    Scores are looked up as the benchmark asks for them (StoredScores), never all held at once; `items` may be
+    a RunItems view, so a run of any size is aggregated in the memory its benchmark's own arrays need."""
     task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
-    subjects = candidate_subjects(items) + control_subjects(benchmark, items)
-    book = {name: store.scores(scorer_id, subjects) for name, scorer_id in task_ids.items()}
+    book = {name: StoredScores(store, scorer_id) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
     data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
     info = {name: scorer_info(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
@@ -69,4 +56,4 @@ def run_results(store: Store, run_id: str) -> Results:
     if run is None:
         raise UsageError(f"no run '{run_id}' in the store '{store.path}'")
     spec = stored_spec(run["spec"])
-    return stored_results(store, run_id, BENCHMARKS.get(spec.benchmark)(spec), store.run_items(run_id))
+    return stored_results(store, run_id, BENCHMARKS.get(spec.benchmark)(spec), RunItems(store, run_id))

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -64,11 +63,7 @@ def verdict_check(labels: Iterable[str], threshold: float = DEGENERATE_SHARE) ->
 
 def stored_validation(store: Store, judge_id: str) -> dict[str, Any] | None:
     """The newest stored Table 9 record of this judge id, or None."""
-    rows = store.conn.execute(
-        "SELECT value FROM aggregates WHERE name = ? ORDER BY created_at DESC", (VALIDATION_AGGREGATE,)
-    )
-    for row in rows:
-        record = json.loads(row["value"])
+    for _, record in reversed(store.aggregates_named(VALIDATION_AGGREGATE)):
         if record.get("judge") == judge_id:
             return record
     return None

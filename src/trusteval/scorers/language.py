@@ -22,7 +22,6 @@ WARN_SHARE = 0.10  # above this share of off-language responses, a run warns
 EMPTY_CODE = -1.0  # script_code of an empty response
 NO_LETTER_CODE = -2.0  # script_code of a response without letters
 OK, EMPTY, OFF_LANGUAGE, NO_RESPONSE = 0, 1, 2, -1
-SQL_FUNCTION = "trusteval_script_code"
 
 
 def is_empty(text: str | None) -> bool:
@@ -39,7 +38,7 @@ def cjk_share(text: str) -> float | None:
 
 def script_code(text: str | None) -> float | None:
     """One number per response, the same for every language: None (no response), EMPTY_CODE, NO_LETTER_CODE, or
-    the CJK share. `response_checks` turns codes and languages into checks (also inside SQLite: SQL_FUNCTION)."""
+    the CJK share. `response_checks` turns codes and languages into checks (also inside SQLite: Store.pair_rows)."""
     if text is None:
         return None
     if is_empty(text):
@@ -66,8 +65,3 @@ def response_checks(codes, langs) -> np.ndarray:
 def off_language(text: str, lang: str | None) -> bool:
     """Whether `text` is written in another script than `lang` needs (False when that cannot be told)."""
     return bool(response_checks([script_code(text)], [lang])[0] == OFF_LANGUAGE)
-
-
-def register_sql_function(conn) -> None:
-    """SQL_FUNCTION(text) = script_code(text) on an sqlite3 connection (for reading many responses at once)."""
-    conn.create_function(SQL_FUNCTION, 1, script_code, deterministic=True)

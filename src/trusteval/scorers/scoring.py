@@ -67,7 +67,7 @@ async def score_missing(
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(todo)
     counts = ScoreCounts(attempted=len(todo), reused=len(done))
-    counts.unparsed = sum(1 for s in store.scores(task.scorer_id, done).values() if is_unparsed(s))
+    counts.unparsed = store.count_unparsed(task.scorer_id, done)  # counted in SQL: no Score held per subject
     size = max(1, task.batch_size)
     batches = [todo[start : start + size] for start in range(0, len(todo), size)]
     progress.start(stage, len(todo))

@@ -1,0 +1,224 @@
+"""Every read of a run's rows and scores: the one place read SQL lives (besides store.py's own bookkeeping).
+
+`Store` inherits these methods. Two ways of reading serve two access patterns, both from here: row by row
+through the indexes (a run's items in chunks, a score per subject: the pipeline and `trusteval report`), and
+whole tables in one sequential scan (report/bulk_read.py: tables over most of a store).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from trusteval.records import Score, ScoreStatus
+from trusteval.store_rows import RunItem, chunked, run_item
+
+READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
+SCRIPT_FUNCTION = "trusteval_script_code"  # SQL name of the response-script function the caller passes
+ScriptCode = Callable[[str | None], float | None]
+
+PAIRS_SQL = f"""
+SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status,
+       {SCRIPT_FUNCTION}(g.text), p.lang
+FROM run_items i
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+LEFT JOIN generations g ON g.key = i.request_key
+LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
+LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
+WHERE i.run_id = ? AND i.model IN ({{models}})
+"""
+
+JUDGED_SQL = """
+SELECT i.model, i.seed, p.rowid, p.category, p.text, g.text
+FROM run_items i
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+LEFT JOIN generations g ON g.key = i.request_key
+WHERE i.run_id = ? AND i.model IN ({models})
+ORDER BY i.rowid
+"""
+
+
+class StoreReads:
+    conn: sqlite3.Connection
+
+    # -- runs -----------------------------------------------------------------------------------------------
+
+    def run_rows(self) -> list[dict[str, Any]]:
+        """run_id, benchmark, dataset, spec (parsed) and updated_at of every run, newest first."""
+        rows = self.conn.execute(
+            "SELECT run_id, benchmark, dataset, spec, updated_at FROM runs ORDER BY updated_at DESC"
+        )
+        return [{**dict(row), "spec": json.loads(row["spec"])} for row in rows]
+
+    def request_identities(self, run_id: str) -> dict[str, str]:
+        """Each model of a run (as written) and the identity its requests are keyed by."""
+        rows = self.conn.execute(
+            "SELECT i.model, min(r.model) FROM run_items i JOIN requests r ON r.key = i.request_key"
+            " WHERE i.run_id = ? GROUP BY i.model",
+            (run_id,),
+        )
+        return {model: identity for model, identity in rows}
+
+    def aggregates_named(self, name: str) -> list[tuple[str, Any]]:
+        """(run_id, value) of every aggregate called `name`, oldest first."""
+        rows = self.conn.execute("SELECT run_id, value FROM aggregates WHERE name = ? ORDER BY created_at", (name,))
+        return [(run_id, json.loads(value)) for run_id, value in rows]
+
+    def lease_holders(self) -> list[tuple[str, str]]:
+        """(owner, key) of every lease."""
+        return [(owner, key) for owner, key in self.conn.execute("SELECT owner, key FROM leases")]
+
+    # -- a run's items, row by row ---------------------------------------------------------------------------
+
+    def run_items(self, run_id: str) -> list[RunItem]:
+        """Every item of a run, in planned order (a small run; large ones read `iter_run_items`)."""
+        return [item for chunk in self.iter_run_items(run_id) for item in chunk]
+
+    def iter_run_items(self, run_id: str, chunk_size: int = READ_CHUNK) -> Iterator[list[RunItem]]:
+        """A run's items in planned order, `chunk_size` at a time: one query per chunk (keyset pagination on
+        the run_items rowid, walked with the rowid B-tree: through the (run_id, request_key) index each chunk
+        would sort the whole run again), so a run of any size is read in bounded memory and linear time."""
+        source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"  # an old read-only store
+        sql = f"""
+            SELECT i.rowid AS item_rowid, i.request_key, i.model, i.seed, i.variant,
+                   p.dataset, COALESCE({source_id}, p.prompt_id) AS prompt_id, p.text AS prompt_text,
+                   p.lang, p.label, p.category, p.attributes, p.subject AS prompt_subject,
+                   g.text AS response, g.subject AS response_subject,
+                   CASE WHEN g.key IS NULL THEN (SELECT f.error FROM generation_failures f
+                        WHERE f.key = i.request_key ORDER BY f.id DESC LIMIT 1) END AS error
+            FROM run_items i NOT INDEXED
+            JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+            LEFT JOIN generations g ON g.key = i.request_key
+            WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ?
+            ORDER BY i.rowid
+            LIMIT ?
+            """
+        lowest, highest = self.run_item_rowids(run_id)
+        if lowest is None:
+            return
+        after = lowest - 1
+        while rows := self.conn.execute(sql, (after, highest, run_id, chunk_size)).fetchall():
+            after = rows[-1]["item_rowid"]
+            yield [run_item(row) for row in rows]
+
+    def run_item_rowids(self, run_id: str) -> tuple[int | None, int | None]:
+        """The smallest and largest rowid of a run's items (None, None for none)."""
+        lowest, highest = self.conn.execute(
+            "SELECT min(rowid), max(rowid) FROM run_items WHERE run_id=?", (run_id,)
+        ).fetchone()
+        return lowest, highest
+
+    def count_run_items(self, run_id: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
+
+    def pair_rows(
+        self, run_id: str, models: Sequence[str], scorers: tuple[str | None, str | None], script_code: ScriptCode
+    ) -> list[tuple]:
+        """PAIRS_SQL rows of `models` in a run: the response and prompt scores of `scorers` (response, prompt)
+        and each response's script code."""
+        self.conn.create_function(SCRIPT_FUNCTION, 1, script_code, deterministic=True)
+        return self._tuples(_models_query(PAIRS_SQL, models), (*scorers, run_id, *models))
+
+    def judged_rows(self, run_id: str, models: Sequence[str]) -> list[tuple]:
+        """(model, seed, prompt rowid, category, prompt text, response) of `models` in a run, in planned order."""
+        return self._tuples(_models_query(JUDGED_SQL, models), (run_id, *models))
+
+    # -- whole tables, in one sequential scan (report/bulk_read.py) -----------------------------------------
+
+    def scan_generations(self, script_code: ScriptCode) -> list[tuple]:
+        """(key, subject, script code of the text) of every answer in the store."""
+        self.conn.create_function(SCRIPT_FUNCTION, 1, script_code, deterministic=True)
+        return self._tuples(f"SELECT key, subject, {SCRIPT_FUNCTION}(text) FROM generations")
+
+    def scan_scores(self, scorer_id: str | None) -> list[tuple]:
+        """(subject, value, status) of every score of one scorer."""
+        return self._tuples("SELECT subject, value, status FROM scores WHERE scorer = ?", (scorer_id,))
+
+    def scan_prompts(self, dataset: str) -> list[tuple]:
+        """(prompt_id, rowid, category, label, subject, lang) of every stored prompt of a dataset."""
+        query = "SELECT prompt_id, rowid, category, label, subject, lang FROM prompts WHERE dataset = ?"
+        return self._tuples(query, (dataset,))
+
+    def run_item_span(self, run_id: str) -> tuple[int, str | None, str | None]:
+        """The number of a run's items and its smallest and largest request key (a cheap plan check)."""
+        count, low, high = self.conn.execute(
+            "SELECT COUNT(*), min(request_key), max(request_key) FROM run_items WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return count, low, high
+
+    def scan_run_items(self, run_id: str, models: Sequence[str]) -> list[tuple]:
+        """(request_key, index of the model in `models`, seed, dataset, prompt_id) of the run's items of
+        `models`, read in one sequential pass over the run's rowid range."""
+        lowest, highest = self.run_item_rowids(run_id)
+        model_code = "CASE model " + " ".join(f"WHEN ? THEN {i}" for i in range(len(models))) + " END"
+        return self._tuples(
+            f"SELECT request_key, {model_code}, seed, dataset, prompt_id FROM run_items NOT INDEXED"
+            f" WHERE rowid BETWEEN ? AND ? AND run_id = ? AND model IN ({','.join('?' * len(models))})",
+            (*models, lowest, highest, run_id, *models),
+        )
+
+    # -- scores ---------------------------------------------------------------------------------------------
+
+    def score(self, scorer_id: str, subject: str) -> Score | None:
+        row = self.conn.execute(
+            "SELECT subject, scorer, value, status, label, detail FROM scores WHERE subject=? AND scorer=?",
+            (subject, scorer_id),
+        ).fetchone()
+        if row is None:
+            return None
+        subject, scorer, value, status, label, detail = row
+        return Score(subject, scorer, value, ScoreStatus(status), label, detail)
+
+    def scored_by(self, scorer_id: str) -> Iterator[str]:
+        """Every subject this scorer has a stored score for (any status)."""
+        return (row[0] for row in self.conn.execute("SELECT subject FROM scores WHERE scorer=?", (scorer_id,)))
+
+    def scores(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, Score]:
+        found: dict[str, Score] = {}
+        for chunk in chunked(list(dict.fromkeys(subjects)), 900):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT * FROM scores WHERE scorer=? AND subject IN ({marks})", (scorer_id, *chunk)
+            )
+            for row in rows:
+                found[row["subject"]] = Score(
+                    subject=row["subject"],
+                    scorer=row["scorer"],
+                    value=row["value"],
+                    status=ScoreStatus(row["status"]),
+                    label=row["label"],
+                    detail=row["detail"],
+                )
+        return found
+
+    def count_unparsed(self, scorer_id: str, subjects: Iterable[str]) -> int:
+        """How many of the subjects have a final score without a value (unparsed, or refused by the scorer)."""
+        found = self._existing(
+            "SELECT subject FROM scores WHERE scorer=? AND status NOT IN ('ok', 'error') AND subject IN ({})",
+            subjects,
+            scorer_id,
+        )
+        return len(found)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+
+    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: sqlite3.Row objects are slower to build
+        return cursor.execute(sql, params).fetchall()
+
+    def _has_column(self, table: str, column: str) -> bool:
+        return any(row[1] == column for row in self.conn.execute(f"PRAGMA table_info({table})"))
+
+    def _existing(self, sql: str, keys: Iterable[str], *leading: Any) -> set[str]:
+        found: set[str] = set()
+        for chunk in chunked(list(dict.fromkeys(keys)), 900):
+            query = sql.format(",".join("?" * len(chunk)))
+            found.update(row[0] for row in self.conn.execute(query, (*leading, *chunk)))
+        return found
+
+
+def _models_query(sql: str, models: Sequence[str]) -> str:
+    return sql.format(models=",".join("?" * len(models)))

@@ -1,0 +1,71 @@
+"""Read-only views of a stored run that hold no rows: its items re-read from the store chunk by chunk on every
+pass, and one scorer's scores looked up one subject at a time. A run of any size is aggregated in bounded
+memory through them (docs/performance.md)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import overload
+
+from trusteval.records import Score
+from trusteval.store import Store
+from trusteval.store_rows import RunItem
+
+
+class RunItems(Sequence[RunItem]):
+    """A run's items in planned order; iterating reads them again, READ_CHUNK rows at a time."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self._count: int | None = None
+
+    def __iter__(self) -> Iterator[RunItem]:
+        for chunk in self.store.iter_run_items(self.run_id):
+            yield from chunk
+
+    def chunks(self) -> Iterator[list[RunItem]]:
+        return self.store.iter_run_items(self.run_id)
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self.store.count_run_items(self.run_id)
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> RunItem: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[RunItem]: ...
+    def __getitem__(self, index: int | slice) -> RunItem | list[RunItem]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(index)
+        return next(itertools.islice(self, position, None))
+
+
+class StoredScores(Mapping[str, Score]):
+    """One scorer's stored scores by subject, looked up as they are asked for (benchmarks only `get` the
+    subjects of their items); iterating lists every subject the scorer has scored in the store."""
+
+    def __init__(self, store: Store, scorer_id: str) -> None:
+        self.store = store
+        self.scorer_id = scorer_id
+
+    def __getitem__(self, subject: str) -> Score:
+        score = self.store.score(self.scorer_id, subject)
+        if score is None:
+            raise KeyError(subject)
+        return score
+
+    def get(self, subject: str, default: Score | None = None) -> Score | None:  # type: ignore[override]
+        score = self.store.score(self.scorer_id, subject)
+        return default if score is None else score
+
+    def __iter__(self) -> Iterator[str]:
+        return self.store.scored_by(self.scorer_id)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
