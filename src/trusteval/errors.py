@@ -35,6 +35,12 @@ class BackendError(TrustEvalError):
     """A model backend that cannot be started or reached (missing package, unreachable server, no API key)."""
 
 
+class IncompleteError(TrustEvalError):
+    """Work is stored but some of it failed (model or judge calls): the same command again retries the rest."""
+
+    exit_code = 3
+
+
 class StoreError(TrustEvalError):
     """The store cannot be opened or written (not writable, disk full, not a trusteval store)."""
 

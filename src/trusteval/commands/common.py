@@ -1,6 +1,8 @@
-"""Helpers shared by the command handlers (cli.py's and commands/*'s): opening a stored run, checking flags.
+"""Helpers shared by the command handlers: exit codes, opening a store or a stored run, checking flags.
 
-Imported inside handlers, so `trusteval --help` stays fast; the work is imported inside each helper.
+Imported inside handlers, so `trusteval --help` stays fast; the work is imported inside each helper. Commands
+that only read open the store with `Store.open_read_only` (through `open_store` / `open_run`), so they work on
+a read-only copy and never change the file.
 """
 
 from __future__ import annotations
@@ -10,9 +12,22 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from trusteval.store import Store
 
+EXIT_COMPLETE = 0
+EXIT_INCOMPLETE = 3  # the run is stored but some answers or scores failed: run the same command again
+EXIT_CODES_HELP = (
+    "exit status: 0 the run is complete; 2 bad input (flag, run spec, data file, model), nothing written; "
+    "3 the run is stored but incomplete (some generations or scores failed; run the same command again to "
+    "retry them); 130 interrupted (everything finished is stored)"
+)
+COMMAND_EXIT_HELP = (
+    "exit status: 0 done; 2 bad input (flag, store, run id, data file, model), nothing written; "
+    "3 stored but incomplete (some calls failed; run the same command again to retry them); "
+    "130 interrupted (everything finished is stored)"
+)
 
-def open_run(store_folder: str | None, run_id: str | None) -> tuple[Store, str]:
-    """The read-only store in the --store folder (or its default) and the run asked for (or the latest)."""
+
+def open_store(store_folder: str | None) -> tuple[Store, str]:
+    """The read-only store in the --store folder (or its default), and that folder."""
     from pathlib import Path
 
     from trusteval.errors import UsageError
@@ -22,12 +37,27 @@ def open_run(store_folder: str | None, run_id: str | None) -> tuple[Store, str]:
     folder = resolve_store_folder(store_folder)
     if not (Path(folder) / STORE_FILENAME).is_file():
         raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
-    store = Store.open_read_only(folder)
-    run_id = run_id or store.latest_run_id()
-    if run_id is None or store.run_info(run_id) is None:
+    return Store.open_read_only(folder), folder
+
+
+def open_run(store_folder: str | None, run_id: str | None) -> tuple[Store, str]:
+    """The read-only store in the --store folder (or its default) and the run asked for (or the latest)."""
+    store, _ = open_store(store_folder)
+    try:
+        return store, check_run(store, run_id or store.latest_run_id())
+    except BaseException:
         store.close()
+        raise
+
+
+def check_run(store: Store, run_id: str | None) -> str:
+    """The run id, or a usage error unless the store holds this run."""
+    from trusteval.errors import UsageError
+
+    if run_id is None or store.run_info(run_id) is None:
+        folder = store.path.parent
         raise UsageError(f"no run '{run_id}' in '{folder}'; `trusteval runs --store {folder}` lists them")
-    return store, run_id
+    return run_id
 
 
 def samples_limit(value: int | None) -> int | None:
@@ -37,3 +67,8 @@ def samples_limit(value: int | None) -> int | None:
     if value is not None and value < 0:
         raise UsageError(f"flag --samples {value}: use 0 or more")
     return value
+
+
+def os_reason(exc: OSError) -> str:
+    """Why a file could not be written, in a few words (the strerror, without the path)."""
+    return exc.strerror or type(exc).__name__

@@ -159,7 +159,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dict[str, Any]:
     from trusteval.data.sources import sha256_file
-    from trusteval.errors import BackendError
+    from trusteval.errors import IncompleteError
     from trusteval.metrics.agreement import judge_validation
     from trusteval.models import BackendSettings
     from trusteval.records import content_hash
@@ -173,7 +173,7 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
     finally:
         await judge.aclose()
     if counts["errors"]:
-        raise BackendError(
+        raise IncompleteError(
             f"{counts['errors']} judge calls failed ({counts['first_error']}); the others are stored: "
             "run the same command again to retry the failed ones"
         )

@@ -60,22 +60,17 @@ def _formats(value: str) -> list[str]:
 def cmd_tables(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from trusteval.commands.common import samples_limit
+    from trusteval.commands.common import open_store, samples_limit
     from trusteval.errors import UsageError
-    from trusteval.folders import store_folder
     from trusteval.report.collect import build_tables
     from trusteval.report.tables import write_tables
-    from trusteval.store import STORE_FILENAME, Store
 
     formats = _formats(args.format)
     limit = samples_limit(args.samples)
     if args.resamples is not None and args.resamples < 10:
         raise UsageError(f"flag --resamples {args.resamples}: use at least 10")
-    folder = store_folder(args.store)
-    if not (Path(folder) / STORE_FILENAME).is_file():
-        raise UsageError(f"no store in '{folder}'; pass --store with the folder given to `trusteval run`")
     run_ids = [r.strip() for r in args.runs.split(",") if r.strip()] if args.runs else None
-    store = Store.open(folder)
+    store, folder = open_store(args.store)
     try:
         _check_runs(store, run_ids)
         collected = build_tables(
@@ -123,9 +118,9 @@ def _runs_used(metrics: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def _check_runs(store: Store, run_ids: list[str] | None) -> None:
-    from trusteval.errors import UsageError
+    from trusteval.commands.common import check_run
     from trusteval.scorers.judge_validity import VALIDATION_RUN_PREFIX
 
     for run_id in run_ids or []:
-        if store.run_info(run_id) is None and not run_id.startswith(VALIDATION_RUN_PREFIX):
-            raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")
+        if not run_id.startswith(VALIDATION_RUN_PREFIX):
+            check_run(store, run_id)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trusteval.commands.common import EXIT_INCOMPLETE
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
 from trusteval.safetext import one_line
 
@@ -84,7 +85,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
         first = next(iter(result.failed.items()))
         print(one_line(f"{len(result.failed)} translation(s) failed (first: {first[0]}: {first[1]}); "
                        "run the same command again to retry them"), file=sys.stderr)  # fmt: skip
-        return 1
+        return EXIT_INCOMPLETE
     return 0
 
 

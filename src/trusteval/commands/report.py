@@ -1,0 +1,86 @@
+"""`trusteval report [RUN ...]`: print the tables of stored runs; --out writes them, --html one page.
+
+trusteval report [RUN ...] [--store DIR] [--json] [--out DIR] [--html FILE] [--samples N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from trusteval.jsonout import print_json
+from trusteval.safetext import one_line
+
+STATUS_NOTES = {
+    "running": "its process is still at work (or runs on another host); these tables show what is stored so far",
+    "interrupted": "its process ended before it finished; run the same command again to resume it",
+    "incomplete": "some answers or scores failed; run the same command again to retry them",
+}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    report = commands.add_parser("report", help="print the tables of a stored run")
+    report.add_argument("run_ids", nargs="*", metavar="RUN", help="run ids (default: the latest run)")
+    report.add_argument("--store", default=None, help="workspace folder")
+    report.add_argument("--json", action="store_true", help="print metrics as JSON")
+    report.add_argument("--out", help="also write Markdown, CSV and LaTeX tables (and plots) to this folder")
+    report.add_argument("--html", metavar="FILE", help="also write one self-contained HTML report to FILE")
+    report.add_argument(
+        "--samples", type=int, metavar="N", help="with --html: at most N rows in the sample browser, worst first"
+    )
+    report.set_defaults(handler=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from trusteval.commands.common import check_run, open_run, os_reason, samples_limit
+    from trusteval.errors import UsageError
+    from trusteval.report.results import run_results
+    from trusteval.report.tables import print_tables, write_tables
+    from trusteval.run_owner import run_status
+
+    limit = samples_limit(args.samples)
+    store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
+    run_ids = args.run_ids or [run_id]
+    try:
+        for other in run_ids[1:]:
+            check_run(store, other)
+        found = {r: run_results(store, r) for r in run_ids}
+        statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
+        timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
+        if args.html:
+            from trusteval.report.html_write import write_runs_html
+
+            print(write_runs_html(store, run_ids, Path(args.html), limit), file=sys.stderr)
+    finally:
+        store.close()
+    if args.json:
+        if len(run_ids) == 1:
+            print_json({"run_id": run_id, "status": statuses[run_id], "metrics": found[run_id].metrics})
+        else:
+            print_json({"runs": {r: {"status": statuses[r], "metrics": res.metrics} for r, res in found.items()}})
+    else:
+        for results, times in zip(found.values(), timings, strict=True):
+            print_tables(results.tables, Console())
+            if times:
+                print("stage times (latest invocation): " + ", ".join(f"{k} {v:.2f} s" for k, v in times.items()))
+    if args.out:
+        from trusteval.pipeline.run import plot_notes
+
+        notes: list[str] = []
+        for r, results in found.items():
+            folder = Path(args.out) if len(run_ids) == 1 else Path(args.out) / r
+            try:
+                write_tables(results.tables, folder)
+                notes += plot_notes(results.metrics, folder)
+            except OSError as exc:
+                raise UsageError(f"flag --out: cannot write the tables to '{folder}': {os_reason(exc)}") from None
+        for note in notes:
+            print(one_line(note), file=sys.stderr)
+    for r, status in statuses.items():  # after --out, so an output error stays the one line on stderr
+        if status != "complete":
+            print(f"run {r} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
+    return 0

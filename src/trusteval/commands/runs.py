@@ -1,0 +1,36 @@
+"""`trusteval runs`: list the runs in a store with their status and size.
+
+trusteval runs [--store DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from trusteval.jsonout import print_json
+from trusteval.safetext import one_line
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    runs = commands.add_parser("runs", help="list the runs in a store")
+    runs.add_argument("--store", default=None, help="workspace folder")
+    runs.add_argument("--json", action="store_true", help="print one JSON object listing the runs")
+    runs.set_defaults(handler=cmd_runs)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from trusteval.commands.common import open_store
+    from trusteval.run_owner import run_status
+
+    store, folder = open_store(args.store)
+    try:
+        runs = [{**run, "status": run_status(store, run["run_id"], run["status"])} for run in store.runs()]
+    finally:
+        store.close()
+    if args.json:
+        print_json({"store": folder, "runs": runs})
+        return 0
+    for run in runs:
+        fields = (run["run_id"], run["benchmark"], run["dataset"], run["status"], f"{run['items']} items")
+        print("\t".join(one_line(str(f)) for f in fields))
+    return 0
