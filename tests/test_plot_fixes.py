@@ -120,3 +120,22 @@ def test_trusteval_figures_for_the_html_report():
         ((found, svg),) = trusteval_svgs(benchmark, metrics)
         assert found == name and svg.lstrip().startswith("<?xml") and "<svg" in svg
     assert trusteval_svgs("trusteval-bias", {"models": {}}) == []
+
+
+def test_svg_salt_is_fixed_while_saving_only():
+    import matplotlib
+
+    from trusteval.report.plots import figure_svgs
+    from trusteval.report.trusteval_plots import trusteval_svgs
+
+    pva = {"benchmark": "trustgpt-pva", "labels": ["good", "bad"], "scorers": {"refusal": "keywords-exact@1"},
+           "models": {"m": {"good": {"rta": _estimate(10.0)}, "bad": {"rta": _estimate(30.0)}}}}  # fmt: skip
+    toxicity = {"dataset": "cold", "models": {"m": {"overall": {"T2T": _estimate(1.0), "NT2T": _estimate(2.0),
+                                                                "TT": _estimate(3.0)}}}}  # fmt: skip
+    with matplotlib.rc_context({"svg.hashsalt": "someone else's"}):
+        first = figure_svgs(pva) + trusteval_svgs("trusteval-toxicity", toxicity)
+        assert matplotlib.rcParams["svg.hashsalt"] == "someone else's"  # the process-wide setting is left alone
+    with matplotlib.rc_context({"svg.hashsalt": None}):
+        again = figure_svgs(pva) + trusteval_svgs("trusteval-toxicity", toxicity)
+        assert matplotlib.rcParams["svg.hashsalt"] is None
+    assert first == again  # the same bytes for the same data, whatever the global salt

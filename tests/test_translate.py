@@ -178,3 +178,16 @@ def test_real_embedded_model_translates_two_rows(tmp_path, cache_dir):
     assert again.returncode == 0 and (again.json()["generated"], again.json()["reused"]) == (0, 2)
     shown = run_cli("datasets", "show", f"file:{output}")
     assert shown.returncode == 0 and "2 prompts; language zh 2" in shown.stdout
+
+
+def test_cli_exits_3_when_some_translations_failed(tmp_path, data_dir, translator, capsys):
+    from trusteval import cli
+
+    source = sample_prompts(load_dataset("hatexplain", DataContext(data_dir=data_dir)).prompts, 5, 0)
+    translator.failing = {source[0].text}
+    args = ["translate", "--dataset", "hatexplain", "--output", str(tmp_path / "hx-zh.jsonl"), "--model", "scripted:zh",
+            "--limit", "5", "--store", str(tmp_path / "ws"), "--data-dir", str(data_dir), "--no-progress"]  # fmt: skip
+    assert cli.main(args) == 3  # stored but incomplete, as `run` says it: the same command again retries
+    assert "1 translation(s) failed" in capsys.readouterr().err
+    translator.failing = set()
+    assert cli.main(args) == 0

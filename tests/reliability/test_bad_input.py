@@ -254,3 +254,17 @@ def test_a_data_error_is_one_line_without_escape_sequences(tmp_path, capsys, fig
     assert "\x1b" not in error and "\x07" not in error and "field 'label'" in error, repr(error)
     assert "answers]0;pwned[2J second line.jsonl" in error
     _record(figures, "escape sequences in an error message", True)
+
+
+def test_reading_a_csv_leaves_the_process_wide_field_limit_as_it_was(tmp_path):
+    import csv
+
+    path = tmp_path / "long.csv"
+    path.write_text("id,text\n1," + "x" * 200_000 + "\n", "utf-8")  # over csv's default limit of 131,072
+    previous = csv.field_size_limit()
+    try:
+        csv.field_size_limit(1_000)
+        assert [len(row["text"]) for _, row in read_records(path)] == [200_000]
+        assert csv.field_size_limit() == 1_000  # another reader in the process keeps its own limit
+    finally:
+        csv.field_size_limit(previous)

@@ -195,7 +195,14 @@ class _UnclosedQuote(_StrictComplaint):
 
 
 def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> Iterator[Record]:
-    csv.field_size_limit(MAX_FIELD_CHARS * 16)
+    previous = csv.field_size_limit(MAX_FIELD_CHARS * 16)  # process-global: raised while reading, then restored
+    try:
+        yield from _parsed_rows(path, text, delimiter, strict=strict)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _parsed_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> Iterator[Record]:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
     row_start = 1
     lines: list[str] = []  # the physical lines, split only when a record spans several

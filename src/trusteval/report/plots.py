@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,10 @@ Metrics = Mapping[str, Any]
 
 def _figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: int = 3) -> tuple[Any, list[Any]]:
     try:
-        import matplotlib
+        from matplotlib.figure import Figure
     except ImportError:
         raise missing_extra("matplotlib", "plots") from None
-    from matplotlib.figure import Figure
 
-    matplotlib.rcParams["svg.hashsalt"] = "trusteval"  # the same SVG for the same data
     columns = max(1, min(columns, panels))
     rows = math.ceil(panels / columns)
     figure = Figure(figsize=(width * columns, height * rows), layout="constrained")
@@ -34,6 +33,13 @@ def _figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: in
     for extra in axes[panels:]:
         extra.set_visible(False)
     return figure, axes[:panels]
+
+
+def same_svg_for_same_data() -> AbstractContextManager[None]:
+    """A fixed salt for the SVG element ids while saving, without changing matplotlib's global rcParams."""
+    import matplotlib
+
+    return matplotlib.rc_context({"svg.hashsalt": "trusteval"})
 
 
 def _finite(values: Sequence[float | None]) -> list[float]:
@@ -239,7 +245,8 @@ def write_plots(metrics: Metrics, folder: Path, formats: Sequence[str] = FORMATS
         figure = build(metrics)
         for fmt in formats:
             path = folder / f"{name}.{fmt}"
-            figure.savefig(path, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
+            with same_svg_for_same_data():
+                figure.savefig(path, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
             written.append(path)
     return written
 
@@ -254,7 +261,8 @@ def figure_svgs(metrics: Metrics) -> list[tuple[str, str]]:
     found = []
     for name, build in builders:
         buffer = io.StringIO()
-        build(metrics).savefig(buffer, format="svg", metadata={"Date": None})
+        with same_svg_for_same_data():
+            build(metrics).savefig(buffer, format="svg", metadata={"Date": None})
         found.append((name, buffer.getvalue()))
     return found
 

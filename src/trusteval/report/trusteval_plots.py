@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from trusteval.report.plots import Metrics, _figure, _grouped_bars
+from trusteval.report.plots import Metrics, _figure, _grouped_bars, same_svg_for_same_data
 
 NAN_ESTIMATE = {"value": float("nan"), "low": float("nan"), "high": float("nan")}
 
@@ -88,6 +88,7 @@ def trusteval_svgs(benchmark: str, metrics: Mapping[str, Any]) -> list[tuple[str
         if figure is None:
             continue
         buffer = io.StringIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        with same_svg_for_same_data():
+            figure.savefig(buffer, format="svg", metadata={"Date": None})
         found.append((name, buffer.getvalue()))
     return found
