@@ -38,8 +38,9 @@ def installed_version() -> str:
 class CommandParser(argparse.ArgumentParser):
     """A subcommand's parser: its `--help` ends with the exit codes unless the command gives its own."""
 
-    def __init__(self, *args: Any, epilog: str | None = COMMAND_EXIT_HELP, **kwargs: Any) -> None:
-        super().__init__(*args, epilog=epilog, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("epilog", COMMAND_EXIT_HELP)
+        super().__init__(*args, **kwargs)
 
 
 class LazyVersion(argparse.Action):
