@@ -145,3 +145,15 @@ def test_real_llama_judge_counts_every_unparsed_judgement(labels, tmp_path, llam
     assert statuses.get("unparsed", 0) == found["validation"]["unparsed_judgements"]
     assert statuses.get("ok", 0) + statuses.get("unparsed", 0) == 2 * len(ROWS)
     assert all(isinstance(raw, str) for raw in raws)
+
+
+def test_failed_judge_calls_are_stored_as_incomplete_and_exit_3(labels, tmp_path):
+    def failing(index, request):
+        if request.method == "POST" and "Sorry, no." in request.json()["messages"][-1]["content"]:
+            return Reply(status=400, body={"error": {"message": "bad request"}})
+        return script(index, request)
+
+    with ScriptedOpenAIServer(failing) as server:
+        result = _validate(labels, tmp_path / "ws", server.base_url, "--repeats", "1")
+    assert result.returncode == 3, result.stderr[-2000:]  # the others are stored: the same command again retries
+    assert "judge calls failed" in result.stderr and "Traceback" not in result.stderr
