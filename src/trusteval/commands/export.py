@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trusteval.safetext import one_line
+
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +40,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_to_file(store: Any, run_id: str, path: str, fmt: str) -> int:
+def _export_to_file(store: Store, run_id: str, path: str, fmt: str) -> int:
     from trusteval.commands.common import os_reason
     from trusteval.errors import UsageError
     from trusteval.report.export import export_rows

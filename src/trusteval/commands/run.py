@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.common import EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE
 from trusteval.jsonout import print_json
 from trusteval.safetext import console_text
+
+if TYPE_CHECKING:
+    from trusteval.pipeline.summary import RunSummary
 
 RUN_FLAGS = (
     # (flag, dest, type, help)
@@ -128,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_COMPLETE if summary.status == "complete" else EXIT_INCOMPLETE
 
 
-def _print_summary(summary: Any) -> None:
+def _print_summary(summary: RunSummary) -> None:
     from rich.console import Console
 
     from trusteval.report.tables import print_tables
