@@ -7,10 +7,12 @@ from typing import ClassVar
 
 import pytest
 
+import trusteval
 from trusteval.config import build_run_spec
 from trusteval.models import BACKENDS
 from trusteval.pipeline import execute
 from trusteval.records import Generation, Request
+from trusteval.report.html_data import run_facts
 from trusteval.report.results import run_results
 from trusteval.store import Store
 
@@ -91,8 +93,11 @@ def test_failed_requests_are_counted_then_retried_by_the_next_run(tmp_path, data
     assert store.count("generations") == 40
     assert store.run_info(spec.run_id)["status"] == "complete"
     stored = run_results(store, spec.run_id)
+    assert store.aggregate(spec.run_id, "tool") == {"trusteval": trusteval.__version__}
+    made_with = dict(run_facts(store, spec.run_id).entries)["made with"]
     store.close()
     assert stored.metrics == third.metrics
+    assert made_with == f"trusteval {trusteval.__version__}"
 
 
 def test_echo_model_is_as_toxic_as_its_prompts(tmp_path, data_dir, cache_dir, scripted):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trusteval import __version__
 from trusteval.asyncrun import run_coroutine
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Plan, shard_plan
@@ -178,6 +179,7 @@ def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]
         replaces=in_shard(spec.shard),
     )
     store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
+    store.put_aggregate(spec.run_id, "tool", {"trusteval": __version__})  # of the latest invocation
     identities = {i.model: i.request.model for i in plan.items}
     store.put_aggregate(spec.run_id, "models", identities)  # what `trusteval tables` keys rows by
     data = {

@@ -106,6 +106,12 @@ def _setting(value: Any) -> str:
     return "default" if value is None else str(value)
 
 
+def _made_with(store: Store, run_id: str) -> str:
+    """The trusteval version of the run's latest invocation (the report's own version is in the page header)."""
+    version = (store.aggregate(run_id, "tool") or {}).get("trusteval")
+    return f"trusteval {version}" if version else "not recorded (the run predates trusteval recording its version)"
+
+
 def run_facts(store: Store, run_id: str) -> RunFacts:
     """Models, data with sha256, settings, scorers with their validity, dates and stage timings of a run."""
     info = store.run_info(run_id) or {}
@@ -118,6 +124,7 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
         ("models", _setting(spec.get("models", []))),
         *_identities(store, run_id),
         ("status", str(info.get("status", ""))),
+        ("made with", _made_with(store, run_id)),
         ("started", _when(info.get("created_at"))),
         ("updated", _when(info.get("updated_at"))),
     ]
