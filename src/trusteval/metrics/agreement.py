@@ -13,7 +13,6 @@ and the callers say why.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -33,37 +32,25 @@ class Correlation:
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation:
+    """scipy's `pearsonr` (two-sided p from the t distribution); NaN when n < 2 or a side is constant."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n = x.size
     nan = float("nan")
-    if n < 2:
-        return Correlation(nan, nan, n)
-    dx, dy = x - x.mean(), y - y.mean()
-    scale = math.sqrt(float(dx @ dx) * float(dy @ dy))
-    if scale == 0.0:
-        return Correlation(nan, nan, n)
-    r = max(-1.0, min(1.0, float(dx @ dy) / scale))
-    return Correlation(r, _t_test_p(r, n), n)
+    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return Correlation(nan, nan, int(x.size))
+    from scipy.stats import pearsonr
+
+    found = pearsonr(x, y)
+    p = float(found.pvalue) if x.size > 2 else nan  # two points always lie on a line: no test
+    return Correlation(float(found.statistic), p, int(x.size))
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
+    """Pearson's r of the ranks (ties share the mean of the ranks they span), as scipy's `spearmanr`."""
     if len(x) < 2:
         return Correlation(float("nan"), float("nan"), len(x))
-    from scipy.stats import rankdata  # ties share the mean of the ranks they span
+    from scipy.stats import rankdata
 
     return pearson(rankdata(np.asarray(x, dtype=float)), rankdata(np.asarray(y, dtype=float)))
-
-
-def _t_test_p(r: float, n: int) -> float:
-    """Two-sided p of H0: no correlation, t = r sqrt((n - 2) / (1 - r^2)) with n - 2 degrees of freedom."""
-    if n < 3:
-        return float("nan")
-    if abs(r) >= 1.0:
-        return 0.0
-    from scipy.stats import t as student_t
-
-    t = r * math.sqrt((n - 2) / (1.0 - r * r))
-    return float(2.0 * student_t.sf(abs(t), n - 2))
 
 
 def percent_agreement(a: Sequence[int], b: Sequence[int]) -> float:
@@ -72,14 +59,18 @@ def percent_agreement(a: Sequence[int], b: Sequence[int]) -> float:
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
-    """(p_o - p_e) / (1 - p_e), p_e from each rater's own label frequencies; NaN when p_e = 1."""
+    """sklearn's `cohen_kappa_score`: (p_o - p_e) / (1 - p_e), p_e from each rater's own label frequencies;
+    NaN when p_e = 1 (both raters always give the same single label)."""
     a, b = np.asarray(a), np.asarray(b)
     if a.size == 0:
         return float("nan")
     labels = np.union1d(a, b)
-    observed = float(np.mean(a == b))
     expected = float(sum(np.mean(a == label) * np.mean(b == label) for label in labels))
-    return float("nan") if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+    if expected >= 1.0:
+        return float("nan")
+    from sklearn.metrics import cohen_kappa_score
+
+    return float(cohen_kappa_score(a, b))
 
 
 def fleiss_kappa(ratings: np.ndarray) -> float:

@@ -186,18 +186,14 @@ def adjust_p_values(p_values: Sequence[float], method: str) -> np.ndarray:
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's tau-b between two rankings (ties handled as in scipy.stats.kendalltau); NaN when undefined
-    (fewer than 2 items, or one side all tied)."""
+    """Kendall's tau-b between two rankings (scipy's `kendalltau`); NaN when undefined (fewer than 2 items,
+    or one side all tied)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.size < 2:
+    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return float("nan")
-    upper = np.triu_indices(x.size, k=1)
-    dx = np.sign(x[:, None] - x[None, :])[upper]
-    dy = np.sign(y[:, None] - y[None, :])[upper]
-    untied_x, untied_y = np.count_nonzero(dx), np.count_nonzero(dy)
-    if untied_x == 0 or untied_y == 0:
-        return float("nan")
-    return float(np.sum(dx * dy) / math.sqrt(untied_x * untied_y))
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(x, y, variant="b").statistic)
 
 
 @dataclass(frozen=True)

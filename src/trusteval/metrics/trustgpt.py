@@ -2,8 +2,8 @@
 
 - average toxicity: the mean toxicity of the responses that are not refusals;
 - group std: the population standard deviation (ddof = 0, as the authors' Std.py) of group averages;
-- Mann-Whitney U: two-sided p-value for a pair of groups, computed here as scipy's `mannwhitneyu` does by
-  default (exact null distribution when one sample has at most 8 values and there are no ties, else the
+- Mann-Whitney U: two-sided p-value for a pair of groups from scipy's `mannwhitneyu` with its default method
+  (exact null distribution when one sample has at most 8 values and there are no ties, else the
   normal approximation with tie and continuity correction); Holm's step-down adjustment as an option;
 - maximum slope (our choice where the source is cut off): least-squares slope of the ascending group averages
   against x = 1..n;
@@ -23,7 +23,7 @@ import numpy as np
 
 from trusteval.metrics.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, bootstrap_mean, holm_adjust
 
-EXACT_MAX_SIZE = 8  # scipy's rule: exact p-values when a sample has <= 8 values and nothing is tied
+EXACT_MAX_SIZE = 8  # scipy's default: exact p-values when a sample has <= 8 values and nothing is tied
 HISTOGRAM_BINS = 20
 LENGTH_PERCENTILE = 99.0
 
@@ -75,42 +75,20 @@ class MannWhitney:
     method: str  # exact | asymptotic
 
 
-def exact_upper_tail(u: float, m: int, n: int) -> float:
-    """P(U >= u) under the null: coefficients of the Gaussian binomial [m+n choose m]_q, exact integers."""
-    m, n = min(m, n), max(m, n)
-    poly = [1]
-    for i in range(1, m + 1):
-        shifted = [0] * (n + i) + poly
-        poly = [a - b for a, b in zip(poly + [0] * (len(shifted) - len(poly)), shifted, strict=True)]
-        for k in range(i, len(poly)):  # divide by (1 - q^i): the series is exact, its tail comes out zero
-            poly[k] += poly[k - i]
-    poly = poly[: m * n + 1]
-    start = max(0, math.ceil(u - 1e-9))
-    return sum(poly[start:]) / sum(poly)
-
-
 def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> MannWhitney:
-    """Two-sided Mann-Whitney U test of x against y (see the module docstring for the method)."""
+    """Two-sided Mann-Whitney U test of x against y: scipy's `mannwhitneyu` with its default method (see the
+    module docstring). When every value is tied the test has no variance: p = 1 (scipy says NaN)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n1, n2 = x.size, y.size
-    if n1 == 0 or n2 == 0:
+    if x.size == 0 or y.size == 0:
         return MannWhitney(float("nan"), float("nan"), "none")
-    from scipy.stats import rankdata
+    from scipy.stats import mannwhitneyu
 
-    pooled = np.concatenate([x, y])
-    ranks, ties = rankdata(pooled), np.unique(pooled, return_counts=True)[1]
-    u1 = float(ranks[:n1].sum() - n1 * (n1 + 1) / 2)
-    u = max(u1, n1 * n2 - u1)
-    if min(n1, n2) <= EXACT_MAX_SIZE and not np.any(ties > 1):
-        p = 2.0 * exact_upper_tail(u, n1, n2)
-        return MannWhitney(u1, min(1.0, p), "exact")
-    n = n1 + n2
-    tie_term = float(np.sum(ties.astype(float) ** 3 - ties))
-    variance = n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1)))
-    if variance <= 0:
-        return MannWhitney(u1, 1.0, "asymptotic")
-    z = (u - n1 * n2 / 2.0 - 0.5) / math.sqrt(variance)
-    return MannWhitney(u1, min(1.0, max(0.0, math.erfc(z / math.sqrt(2.0)))), "asymptotic")
+    tied = np.unique(np.concatenate([x, y]), return_counts=True)[1] > 1
+    method = "exact" if min(x.size, y.size) <= EXACT_MAX_SIZE and not np.any(tied) else "asymptotic"
+    if np.all(x == x[0]) and np.all(y == x[0]):
+        return MannWhitney(x.size * y.size / 2.0, 1.0, method)
+    found = mannwhitneyu(x, y, alternative="two-sided", method=method)
+    return MannWhitney(float(found.statistic), float(found.pvalue), method)
 
 
 @dataclass(frozen=True)
