@@ -15,11 +15,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trusteval.errors import UsageError
+from trusteval.folders import DEFAULT_STORE, ENV_PREFIX
+from trusteval.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.records import GenerationParams, content_hash
 
 SOURCE_ORDER = ("file", "env", "flags")
-ENV_PREFIX = "TRUSTEVAL_"
-DEFAULT_STORE = "trusteval-workspace"
 TRUSTEVAL_SEEDS = (42, 43, 44)
 TRUSTGPT_SEEDS = (42,)
 
@@ -31,9 +31,6 @@ FLAG_NAMES = {"models": "--model", "timeout_s": "--timeout"}  # fields whose fla
 MAX_SEED = 2**32 - 1
 MAX_TEMPERATURE = 2.0
 MAX_NEW_TOKENS = 131_072
-MAX_CONCURRENCY = 1024
-MAX_TIMEOUT_S = 86_400.0
-MAX_RETRIES = 100
 MAX_RESAMPLES = 100_000
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 

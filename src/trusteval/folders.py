@@ -9,12 +9,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+ENV_PREFIX = "TRUSTEVAL_"
+DEFAULT_STORE = "trusteval-workspace"
 DEFAULT_CACHE = Path.home() / ".cache" / "trusteval"
 
 
 def store_folder(value: str | None, env: Mapping[str, str] | None = None) -> str:
-    from trusteval.config import DEFAULT_STORE, ENV_PREFIX
-
     env = os.environ if env is None else env
     return value or env.get(ENV_PREFIX + "STORE") or DEFAULT_STORE
 

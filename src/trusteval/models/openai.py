@@ -35,8 +35,8 @@ import httpx
 from pydantic import Field
 
 from trusteval import redact
-from trusteval.config import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.errors import BackendError, UsageError
+from trusteval.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
 from trusteval.models.openai_pool import Replica, ReplicaPool, Slot, host_of, public_url
