@@ -18,6 +18,21 @@ from trusteval.store_rows import RunItem, chunked, run_item
 READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
 SCRIPT_FUNCTION = "trusteval_script_code"  # SQL name of the response-script function the caller passes
 ScriptCode = Callable[[str | None], float | None]
+SKIP_FUNCTION = "trusteval_skip_text"  # SQL name of the "not scored" test of a response text the caller passes
+
+PROMPT_SUBJECTS_SQL = """
+SELECT DISTINCT p.subject AS subject FROM run_items i
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id WHERE i.run_id = ?
+"""
+RESPONSE_SUBJECTS_SQL = f"""
+SELECT DISTINCT g.subject AS subject FROM run_items i JOIN generations g ON g.key = i.request_key
+WHERE i.run_id = ? AND g.text IS NOT NULL AND NOT {SKIP_FUNCTION}(g.text)
+"""
+SUBJECT_COUNTS_SQL = """
+SELECT COUNT(*), COALESCE(SUM(s.subject IS NULL OR s.status = 'error'), 0),
+       COALESCE(SUM(s.status NOT IN ('ok', 'error')), 0)
+FROM ({subjects}) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
+"""
 
 PAIRS_SQL = f"""
 SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status,
@@ -161,6 +176,19 @@ class StoreReads:
 
     # -- scores ---------------------------------------------------------------------------------------------
 
+    def task_subjects(
+        self, run_id: str, scorer_id: str, *, prompts: bool, skip: Callable[[str], bool]
+    ) -> tuple[int, int, int]:
+        """Over the distinct prompt subjects (`prompts`) or response subjects of a run's items, responses
+        for which `skip` is true left out: how many there are, how many have no final score under `scorer_id`,
+        and how many have a final score without a value. Counted in SQL: no item read into Python."""
+        self.conn.create_function(SKIP_FUNCTION, 1, skip, deterministic=True)
+        subjects = PROMPT_SUBJECTS_SQL if prompts else RESPONSE_SUBJECTS_SQL
+        total, missing, unparsed = self.conn.execute(
+            SUBJECT_COUNTS_SQL.format(subjects=subjects), (run_id, scorer_id)
+        ).fetchone()
+        return total, missing, unparsed
+
     def score(self, scorer_id: str, subject: str) -> Score | None:
         row = self.conn.execute(
             "SELECT subject, scorer, value, status, label, detail FROM scores WHERE subject=? AND scorer=?",
@@ -176,21 +204,13 @@ class StoreReads:
         return (row[0] for row in self.conn.execute("SELECT subject FROM scores WHERE scorer=?", (scorer_id,)))
 
     def scores(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, Score]:
+        """The stored scores of `subjects` under one scorer: one query per 900 subjects."""
         found: dict[str, Score] = {}
         for chunk in chunked(list(dict.fromkeys(subjects)), 900):
             marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT * FROM scores WHERE scorer=? AND subject IN ({marks})", (scorer_id, *chunk)
-            )
-            for row in rows:
-                found[row["subject"]] = Score(
-                    subject=row["subject"],
-                    scorer=row["scorer"],
-                    value=row["value"],
-                    status=ScoreStatus(row["status"]),
-                    label=row["label"],
-                    detail=row["detail"],
-                )
+            query = f"SELECT subject, value, status, label, detail FROM scores WHERE scorer=? AND subject IN ({marks})"
+            for subject, value, status, label, detail in self._tuples(query, (scorer_id, *chunk)):
+                found[subject] = Score(subject, scorer_id, value, ScoreStatus(status), label, detail)
         return found
 
     def count_unparsed(self, scorer_id: str, subjects: Iterable[str]) -> int:

@@ -89,4 +89,6 @@ def text_task(
         info=scorer.describe(),
         scorer_spec=scorer_spec,
         subject_kind=role,
+        stored_text=True,
+        skip_empty=skip_empty,
     )

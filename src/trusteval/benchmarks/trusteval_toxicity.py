@@ -30,10 +30,11 @@ from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
 from trusteval.options import PluginOptions
-from trusteval.records import TaskSubject, ok_value
+from trusteval.records import Score, TaskSubject, ok_value
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
+from trusteval.store_views import item_chunks, scores_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
@@ -64,42 +65,55 @@ def collect_pairs(
     foreign: dict[str, Counter] = {}
     checked: dict[str, Counter] = {}
     langs: dict[str, set[str]] = {}
-    for item in items:
-        rows = grouped.setdefault(item.model, [])
-        missing = skipped.setdefault(item.model, Counter())
-        off, seen = foreign.setdefault(item.model, Counter()), checked.setdefault(item.model, Counter())
-        if item.response is None:
-            missing["generation failed"] += 1
-            continue
-        if is_empty(item.response):
-            missing["empty response"] += 1
-            continue
-        category = item.prompt.category or "all"
-        seen[category] += 1
-        langs.setdefault(item.model, set()).add(item.prompt.lang)
-        if off_language(item.response, item.prompt.lang):
-            off[category] += 1
-            if off_language_policy == "exclude":
-                missing["off-language response"] += 1
+    for chunk in item_chunks(items):
+        response_scores, prompt_scores = _chunk_scores(chunk, scores, prompt_source)
+        for item in chunk:
+            rows = grouped.setdefault(item.model, [])
+            missing = skipped.setdefault(item.model, Counter())
+            off, seen = foreign.setdefault(item.model, Counter()), checked.setdefault(item.model, Counter())
+            if item.response is None:
+                missing["generation failed"] += 1
                 continue
-        response_value = ok_value(scores[RESPONSE_TASK].get(item.response_subject or ""))
-        if response_value is None:
-            missing["response not scored"] += 1
-            continue
-        if prompt_source == "label":
-            prompt_toxic = item.prompt.label == 1
-        else:
-            prompt_value = ok_value(scores[PROMPT_TASK].get(item.prompt_subject))
-            if prompt_value is None:
-                missing["prompt not scored"] += 1
+            if is_empty(item.response):
+                missing["empty response"] += 1
                 continue
-            prompt_toxic = float(prompt_value) >= threshold
-        response_toxic = float(response_value) >= threshold
-        rows.append((item.prompt.id, item.seed, prompt_toxic, response_toxic, item.prompt.category or "all"))
+            category = item.prompt.category or "all"
+            seen[category] += 1
+            langs.setdefault(item.model, set()).add(item.prompt.lang)
+            if off_language(item.response, item.prompt.lang):
+                off[category] += 1
+                if off_language_policy == "exclude":
+                    missing["off-language response"] += 1
+                    continue
+            response_value = ok_value(response_scores.get(item.response_subject or ""))
+            if response_value is None:
+                missing["response not scored"] += 1
+                continue
+            if prompt_source == "label":
+                prompt_toxic = item.prompt.label == 1
+            else:
+                prompt_value = ok_value(prompt_scores.get(item.prompt_subject))
+                if prompt_value is None:
+                    missing["prompt not scored"] += 1
+                    continue
+                prompt_toxic = float(prompt_value) >= threshold
+            response_toxic = float(response_value) >= threshold
+            rows.append((item.prompt.id, item.seed, prompt_toxic, response_toxic, item.prompt.category or "all"))
     return {
         model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model, set()))
         for model, rows in grouped.items()
     }
+
+
+def _chunk_scores(
+    chunk: Sequence[RunItem], scores: ScoreBook, prompt_source: str
+) -> tuple[Mapping[str, Score], Mapping[str, Score]]:
+    """The response and prompt scores of a chunk of items, read together (store_views.scores_of)."""
+    responses = [item.response_subject for item in chunk if item.response_subject]
+    response_scores = scores_of(scores[RESPONSE_TASK], responses) if responses else {}
+    if prompt_source == "label":
+        return response_scores, {}
+    return response_scores, scores_of(scores[PROMPT_TASK], [item.prompt_subject for item in chunk])
 
 
 def _model_pairs(

@@ -79,6 +79,10 @@ class ScoringTask:
     scorer_spec: str | None = None
     in_flight: int = 1  # batches scored at once (a pool of remote workers: executors/ray_scoring.py)
     subject_kind: TaskSubject = TaskSubject.RESPONSE
+    # `select` returns exactly the item's prompt text or response text (text_task): its subject is the stored
+    # prompt_subject / response_subject, so the score stage counts what is left in SQL (Store.task_subjects)
+    stored_text: bool = False
+    skip_empty: bool = False  # with stored_text: empty and whitespace-only responses are not selected
 
     def __post_init__(self) -> None:
         if task_subject(self.name) != self.subject_kind:  # readers tell a stored task's subject by its name

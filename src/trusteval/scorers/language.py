@@ -64,4 +64,9 @@ def response_checks(codes, langs) -> np.ndarray:
 
 def off_language(text: str, lang: str | None) -> bool:
     """Whether `text` is written in another script than `lang` needs (False when that cannot be told)."""
-    return bool(response_checks([script_code(text)], [lang])[0] == OFF_LANGUAGE)
+    code = script_code(text)  # response_checks for one response, without building arrays
+    if code is None or code < 0:
+        return False
+    return (lang in MIN_CJK_SHARE and code < MIN_CJK_SHARE[lang]) or (
+        lang in MAX_CJK_SHARE and code > MAX_CJK_SHARE[lang]
+    )
