@@ -38,7 +38,7 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one per planned item, a run holds 100,000s
 class Prompt:
     """One evaluation item from a dataset.
 
@@ -63,7 +63,7 @@ class Prompt:
         return f"{self.id}@{content_hash(content)[:16]}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GenerationParams:
     temperature: float = 0.7
     top_p: float = 0.9
@@ -74,7 +74,7 @@ class GenerationParams:
         return {"temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Request:
     """A chat request for one model, one prompt, one seed. `key` is its content hash."""
 

@@ -21,12 +21,13 @@ ScriptCode = Callable[[str | None], float | None]
 SKIP_FUNCTION = "trusteval_skip_text"  # SQL name of the "not scored" test of a response text the caller passes
 
 PROMPT_SUBJECTS_SQL = """
-SELECT DISTINCT p.subject AS subject FROM run_items i
-JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id WHERE i.run_id = ?
+SELECT DISTINCT p.subject AS subject FROM run_items i NOT INDEXED
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+WHERE i.rowid BETWEEN ? AND ? AND i.run_id = ?
 """
 RESPONSE_SUBJECTS_SQL = f"""
-SELECT DISTINCT g.subject AS subject FROM run_items i JOIN generations g ON g.key = i.request_key
-WHERE i.run_id = ? AND g.text IS NOT NULL AND NOT {SKIP_FUNCTION}(g.text)
+SELECT DISTINCT g.subject AS subject FROM run_items i NOT INDEXED JOIN generations g ON g.key = i.request_key
+WHERE i.rowid BETWEEN ? AND ? AND i.run_id = ? AND g.text IS NOT NULL AND NOT {SKIP_FUNCTION}(g.text)
 """
 SUBJECT_COUNTS_SQL = """
 SELECT COUNT(*), COALESCE(SUM(s.subject IS NULL OR s.status = 'error'), 0),
@@ -184,8 +185,9 @@ class StoreReads:
         and how many have a final score without a value. Counted in SQL: no item read into Python."""
         self.conn.create_function(SKIP_FUNCTION, 1, skip, deterministic=True)
         subjects = PROMPT_SUBJECTS_SQL if prompts else RESPONSE_SUBJECTS_SQL
+        lowest, highest = self.run_item_rowids(run_id)  # the rowid range, walked like iter_run_items
         total, missing, unparsed = self.conn.execute(
-            SUBJECT_COUNTS_SQL.format(subjects=subjects), (run_id, scorer_id)
+            SUBJECT_COUNTS_SQL.format(subjects=subjects), (lowest, highest, run_id, scorer_id)
         ).fetchone()
         return total, missing, unparsed
 

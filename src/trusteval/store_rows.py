@@ -17,7 +17,7 @@ __all__ = ["PROMPT_COLUMNS", "RowDigest", "RunItem", "batched", "chunked", "prom
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one per planned item, a run holds 100,000s
 class RunItem:
     """One row of a run, joined: the request, its prompt, and the generation if there is one."""
 

@@ -22,7 +22,7 @@ from trusteval.store import RunItem
 from trusteval.tables.table import Table, TableNotes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedItem:
     request: Request
     model: str  # the model spec as the user wrote it
@@ -66,7 +66,7 @@ class Benchmark(Protocol):
 
 
 def render_messages(template: str, text: str, system: str | None = None) -> tuple[tuple[str, str], ...]:
-    user = template.replace("{text}", text)
+    user = text if template == "{text}" else template.replace("{text}", text)  # the default: no copy
     return ((("system", system),) if system else ()) + (("user", user),)
 
 
