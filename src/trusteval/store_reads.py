@@ -215,6 +215,19 @@ class StoreReads:
                 found[subject] = Score(subject, scorer_id, value, ScoreStatus(status), label, detail)
         return found
 
+    def ok_values(self, scorer_id: str, subjects: Iterable[str]) -> dict[str, float]:
+        """The values of the ok scores of `subjects` under one scorer (records.ok_value of each stored score,
+        absent where that is None): one query per 900 subjects, no Score built."""
+        found: dict[str, float] = {}
+        for chunk in chunked(list(dict.fromkeys(subjects)), 900):
+            marks = ",".join("?" * len(chunk))
+            query = (
+                "SELECT subject, value FROM scores WHERE scorer=? AND status='ok' AND value IS NOT NULL"
+                f" AND subject IN ({marks})"
+            )
+            found.update(self._tuples(query, (scorer_id, *chunk)))
+        return found
+
     def count_unparsed(self, scorer_id: str, subjects: Iterable[str]) -> int:
         """How many of the subjects have a final score without a value (unparsed, or refused by the scorer)."""
         found = self._existing(

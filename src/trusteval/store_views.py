@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import overload
 
-from trusteval.records import Score
+from trusteval.records import Score, ok_value
 from trusteval.store import Store
 from trusteval.store_reads import READ_CHUNK
 from trusteval.store_rows import RunItem, chunked
@@ -77,7 +77,10 @@ def item_chunks(items: Sequence[RunItem]) -> Iterator[Sequence[RunItem]]:
     return items.chunks() if isinstance(items, RunItems) else chunked(items, READ_CHUNK)
 
 
-def scores_of(scores: Mapping[str, Score], subjects: Iterable[str]) -> Mapping[str, Score]:
-    """The scores of `subjects`: a StoredScores view reads them in one query per 900 subjects (instead of one
-    per subject); any other mapping already holds them."""
-    return scores.store.scores(scores.scorer_id, subjects) if isinstance(scores, StoredScores) else scores
+def ok_values_of(scores: Mapping[str, Score], subjects: Iterable[str]) -> Mapping[str, float]:
+    """records.ok_value of the scores of `subjects`, absent where None: a StoredScores view reads them in one
+    query per 900 subjects (instead of one per subject)."""
+    if isinstance(scores, StoredScores):
+        return scores.store.ok_values(scores.scorer_id, subjects)
+    values = {subject: ok_value(scores.get(subject)) for subject in subjects}
+    return {subject: value for subject, value in values.items() if value is not None}

@@ -30,11 +30,11 @@ from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import Pairs, toxicity_rates
 from trusteval.options import PluginOptions
-from trusteval.records import Score, TaskSubject, ok_value
+from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
-from trusteval.store_views import item_chunks, scores_of
+from trusteval.store_views import item_chunks, ok_values_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
@@ -85,14 +85,14 @@ def collect_pairs(
                 if off_language_policy == "exclude":
                     missing["off-language response"] += 1
                     continue
-            response_value = ok_value(response_scores.get(item.response_subject or ""))
+            response_value = response_scores.get(item.response_subject or "")
             if response_value is None:
                 missing["response not scored"] += 1
                 continue
             if prompt_source == "label":
                 prompt_toxic = item.prompt.label == 1
             else:
-                prompt_value = ok_value(prompt_scores.get(item.prompt_subject))
+                prompt_value = prompt_scores.get(item.prompt_subject)
                 if prompt_value is None:
                     missing["prompt not scored"] += 1
                     continue
@@ -107,13 +107,13 @@ def collect_pairs(
 
 def _chunk_scores(
     chunk: Sequence[RunItem], scores: ScoreBook, prompt_source: str
-) -> tuple[Mapping[str, Score], Mapping[str, Score]]:
-    """The response and prompt scores of a chunk of items, read together (store_views.scores_of)."""
+) -> tuple[Mapping[str, float], Mapping[str, float]]:
+    """The ok values of the response and prompt scores of a chunk of items (store_views.ok_values_of)."""
     responses = [item.response_subject for item in chunk if item.response_subject]
-    response_scores = scores_of(scores[RESPONSE_TASK], responses) if responses else {}
+    response_scores = ok_values_of(scores[RESPONSE_TASK], responses) if responses else {}
     if prompt_source == "label":
         return response_scores, {}
-    return response_scores, scores_of(scores[PROMPT_TASK], [item.prompt_subject for item in chunk])
+    return response_scores, ok_values_of(scores[PROMPT_TASK], [item.prompt_subject for item in chunk])
 
 
 def _model_pairs(

@@ -59,6 +59,7 @@ class RunContext:
     store: Store
     progress: ProgressSink
     open_backend: OpenBackend = load_backend
+    data_sha256: str | None = None  # content_sha256 of the plan's dataset, hashed once per run
 
 
 def execute(spec: RunSpec, *, env: Mapping[str, str], progress: ProgressSink | None = None) -> RunSummary:
@@ -80,13 +81,14 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     tasks = benchmark.scoring_tasks(context, {p.lang for p in plan.prompts})
     executor = None
     try:
-        warnings = validity_warnings(spec, tasks, content_sha256(plan.dataset.prompts))
+        data_sha = content_sha256(plan.dataset.prompts)
+        warnings = validity_warnings(spec, tasks, data_sha)
         executor = open_executor(spec)  # connects to a Ray cluster before anything is written
         placed = executor.score_on_workers(tasks, context) if executor else tasks
         store = Store.open(spec.store_path())
         try:
             opener = executor.open if executor else load_backend
-            run = RunContext(spec, benchmark, plan, models, settings, placed, store, progress, opener)
+            run = RunContext(spec, benchmark, plan, models, settings, placed, store, progress, opener, data_sha)
             summary = await _run_stages(run)
             for line in warnings:
                 print(f"warning: {one_line(line)}", file=sys.stderr)
@@ -103,7 +105,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
 
 
 async def _run_stages(context: RunContext) -> RunSummary:
-    record_run(context.store, context.spec, context.plan, context.tasks)
+    record_run(context.store, context.spec, context.plan, context.tasks, context.data_sha256)
     try:
         return await _generate_score_report(context)
     except BaseException:  # Ctrl-C, a backend that gave up: the run is resumable, not running
@@ -165,7 +167,9 @@ def write_report(folder: Path, tables: list[Table], run_id: str) -> Path:
     return folder
 
 
-def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]) -> None:
+def record_run(
+    store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask], data_sha256: str | None = None
+) -> None:
     for task in tasks:
         store.register_scorer(task.scorer_id, task.info)
     record_owner(store, spec.run_id)  # before the status becomes `running`: readers can tell a dead run at once
@@ -185,7 +189,7 @@ def record_run(store: Store, spec: RunSpec, plan: Plan, tasks: list[ScoringTask]
     data = {
         "notes": list(plan.notes),
         "sources": plan.dataset.sources,
-        "content_sha256": content_sha256(plan.dataset.prompts),
+        "content_sha256": data_sha256 or content_sha256(plan.dataset.prompts),
         "allow_unpinned_data": spec.allow_unpinned_data,
     }
     store.put_aggregate(spec.run_id, "data", data)
