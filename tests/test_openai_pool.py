@@ -286,3 +286,22 @@ def test_a_pool_that_dies_ends_the_run_incomplete_with_reasons_and_the_next_run_
     assert resumed["run_id"] == out["run_id"]  # other URLs, the same run
     assert (resumed["generated"], resumed["reused"], resumed["failed"]) == (out["failed"], answered, 0)
     assert sum(chats_answered(s) for s in fresh) == out["failed"]
+
+
+def test_clients_share_one_ssl_context_built_once(monkeypatch):
+    """Loading the CA bundle costs about 40 ms a client; a run builds 2 clients per URL, twice."""
+    import httpx
+
+    from trusteval.models import openai as openai_backend
+
+    built = []
+    real = httpx.create_ssl_context
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda **kw: built.append(kw) or real(**kw))
+    openai_backend.shared_ssl_context.cache_clear()
+    backends = [pool_backend(["http://127.0.0.1:9/v1", "https://127.0.0.1:9/v1"], concurrency=32) for _ in range(2)]
+    clients = [client for backend in backends for replica in backend.pool.replicas for client in replica.clients]
+    assert len(clients) == 8
+    assert built == [{"trust_env": False}]
+    contexts = {id(client._transport._pool._ssl_context) for client in clients}
+    assert len(contexts) == 1
+    openai_backend.shared_ssl_context.cache_clear()

@@ -76,3 +76,16 @@ def test_building_the_parser_does_not_look_up_the_version(monkeypatch):
 
     monkeypatch.setattr(cli, "installed_version", lambda: pytest.fail("the version was looked up"))
     assert cli.build_parser().parse_args(["report"]).command == "report"
+
+
+def test_the_command_does_not_import_httpx_command_line():
+    """httpx imports click, rich and pygments for its own CLI when they are installed (about 0.1 s a run)."""
+    code = (
+        "import sys\n"
+        "from trusteval import cli\n"
+        "cli.main(['list'])\n"
+        "import trusteval.models.openai\n"
+        "print(sorted(name for name in ('rich', 'click', 'pygments') if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"

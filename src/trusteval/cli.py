@@ -68,7 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def leave_out_httpx_command_line() -> None:
+    """httpx imports its own command line (click, rich and pygments: about 0.1 s) whenever they are installed;
+    trusteval never runs it, so the `trusteval` command blocks that one import and httpx defines its stub."""
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    leave_out_httpx_command_line()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
