@@ -8,8 +8,9 @@ cold-tfidf (trained once beforehand into a shared cache, so training is not in t
 fresh store, one child process per run, and reads the run's own stage times from the store: overhead = the
 process's wall time - the generate stage. With --baseline-src (a `src` folder of another checkout, e.g.
 `git archive main src | tar -x -C /tmp/main`), each round also runs that code, alternating which goes first,
-and the ratio is per round. --profile DIR also writes `-X importtime` and cProfile output of one run of this
-checkout. Writes bench/results/api_overhead.json.
+and the ratio is per round; so is the CPU time (user + sys) the baseline's process used beyond this one's,
+which a loaded machine disturbs less than wall time. --profile DIR also writes `-X importtime` and cProfile
+output of one run of this checkout. Writes bench/results/api_overhead.json.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,16 +41,22 @@ def run_args(data: Path, url: str, store: Path, cache: Path) -> list[str]:
             "--cache-dir", str(cache), "--json", "--no-progress"]  # fmt: skip
 
 
-def one_run(src: Path, args: list[str], python_flags: tuple[str, ...] = ()) -> tuple[float, dict, str]:
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run(src: Path, args: list[str], python_flags: tuple[str, ...] = ()) -> tuple[float, float, dict, str]:
+    """Wall and CPU seconds (user + sys) of one `trusteval` process, its --json summary and its stderr."""
     env = {**os.environ, "PYTHONPATH": str(src), "OPENAI_API_KEY": "bench"}
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), children_cpu_s()
     done = subprocess.run(
         [sys.executable, *python_flags, "-m", "trusteval", *args], capture_output=True, text=True, env=env
     )
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"run failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall, json.loads(done.stdout), done.stderr
+    return wall, cpu, json.loads(done.stdout), done.stderr
 
 
 def stage_times(store: Path, run_id: str) -> dict[str, float]:
@@ -61,14 +69,16 @@ def stage_times(store: Path, run_id: str) -> dict[str, float]:
 
 def measured(src: Path, data: Path, url: str, folder: Path, cache: Path) -> dict:
     store = Path(tempfile.mkdtemp(dir=folder))
-    wall, summary, _ = one_run(src, run_args(data, url, store, cache))
+    wall, cpu, summary, _ = one_run(src, run_args(data, url, store, cache))
     stages = stage_times(store, summary["run_id"])
-    return {"wall_s": wall, "generate_s": stages["generate"], "overhead_s": wall - stages["generate"], **stages}
+    overhead = wall - stages["generate"]
+    return {"wall_s": wall, "cpu_s": cpu, "generate_s": stages["generate"], "overhead_s": overhead, **stages}
 
 
 def profile(src: Path, data: Path, url: str, folder: Path, cache: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    _, _, imports = one_run(src, run_args(data, url, Path(tempfile.mkdtemp(dir=folder)), cache), ("-X", "importtime"))
+    store = Path(tempfile.mkdtemp(dir=folder))
+    _, _, _, imports = one_run(src, run_args(data, url, store, cache), ("-X", "importtime"))
     (out / "importtime.txt").write_text(imports)
     flags = ("-m", "cProfile", "-o", str(out / "run.pstats"))
     env = {**os.environ, "PYTHONPATH": str(src), "OPENAI_API_KEY": "bench"}
@@ -114,11 +124,13 @@ def measure_in(folder: Path, args: argparse.Namespace) -> None:
     for name in sources:
         rows = [r[name] for r in rounds]
         result[name] = {key: median_of(rows, key) for key in rows[0]}
-        result[name]["per_round"] = [{k: round(row[k], 2) for k in ("wall_s", "generate_s")} for row in rows]
+        result[name]["per_round"] = [{k: round(row[k], 2) for k in ("wall_s", "cpu_s", "generate_s")} for row in rows]
     if "baseline" in sources:
         ratios = [r["baseline"]["overhead_s"] / r["this"]["overhead_s"] for r in rounds]
         result["overhead_baseline_over_this_per_round"] = [round(x, 2) for x in ratios]
         result["overhead_baseline_over_this_median"] = round(statistics.median(ratios), 2)
+        saved = [r["baseline"]["cpu_s"] - r["this"]["cpu_s"] for r in rounds]
+        result["cpu_saved_s_per_round"] = [round(x, 3) for x in saved]
     print(json.dumps(result))
     out = REPO / "bench" / "results" / "api_overhead.json"
     out.parent.mkdir(parents=True, exist_ok=True)
