@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import csv
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,3 +45,41 @@ def run_cli(*args: str | Path, env: dict[str, str] | None = None, timeout: float
 
 def cli_command(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "trusteval", *map(str, args)]
+
+
+def write_replay_answers(path: Path, prompts: Sequence[str], responses: Sequence[str]) -> Path:
+    """A replay model's answers file: one {"prompt", "response"} JSON line per prompt."""
+    rows = [{"prompt": p, "response": r} for p, r in zip(prompts, responses, strict=True)]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def write_labelled_csv(path: Path, texts: Sequence[str]) -> Path:
+    """A `file:` dataset: text, label alternating 0/1, category cycling race, gender, region."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "label", "category"])
+        for i, text in enumerate(texts):
+            writer.writerow([text, i % 2, ("race", "gender", "region")[i % 3]])
+    return path
+
+
+def openai_backend(base_url: str, options: str = "", *, model: str = "smollm2", **settings: Any) -> Any:
+    """The `openai` backend for `openai:MODEL?base_url=...&options` (a comma-separated URL list is a pool)."""
+    from trusteval.models import BackendSettings, ModelSpec
+    from trusteval.models.openai import create
+
+    spec = ModelSpec.parse(f"openai:{model}?base_url={base_url}" + (f"&{options}" if options else ""))
+    return create(spec, BackendSettings(**settings))
+
+
+def generate_then_close(backend: Any, requests: Sequence[Any]) -> list[Any]:
+    """One `generate` call on a fresh event loop, the backend closed afterwards."""
+
+    async def go() -> list[Any]:
+        try:
+            return await backend.generate(list(requests))
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())

@@ -11,7 +11,6 @@ and why.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from helpers import run_cli
+from helpers import run_cli, write_labelled_csv, write_replay_answers
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
@@ -40,23 +39,10 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=1, allow_nan=True) + "\n"
 
 
-def _write_answers(path: Path, prompts: list[str], answers: tuple[str, ...]) -> Path:
-    rows = [{"prompt": p, "response": answers[i % len(answers)]} for i, p in enumerate(prompts)]
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _zh_inputs(folder: Path) -> tuple[str, Path]:
-    data = folder / "data.csv"
-    with data.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["text", "label", "category"])
-        for i, text in enumerate(TEXTS):
-            writer.writerow([text, i % 2, ("race", "gender", "region")[i % 3]])
+    data = write_labelled_csv(folder / "data.csv", TEXTS)
     answers = [("你说得对，" if i % 3 else "滚开，蠢货") + t for i, t in enumerate(TEXTS)]
-    replay = folder / "answers.jsonl"
-    rows = [{"prompt": t, "response": a} for t, a in zip(TEXTS, answers, strict=True)]
-    replay.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    replay = write_replay_answers(folder / "answers.jsonl", TEXTS, answers)
     return f"file:{data}?lang=zh&category=category", replay
 
 
@@ -70,7 +56,9 @@ def _user_prompts(benchmark: str, options: dict[str, str]) -> list[str]:
 
 
 def _trustgpt_inputs(folder: Path, benchmark: str, options: dict[str, str], answers: tuple[str, ...]) -> Path:
-    return _write_answers(folder / f"{benchmark}.jsonl", _user_prompts(benchmark, options), answers)
+    prompts = _user_prompts(benchmark, options)
+    responses = [answers[i % len(answers)] for i in range(len(prompts))]
+    return write_replay_answers(folder / f"{benchmark}.jsonl", prompts, responses)
 
 
 def _report(store: Path, cache_dir: Path, benchmark: str, *args: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from email.utils import formatdate
 import pytest
 
 from fixtures.llama_server import Reply, ScriptedOpenAIServer, completion_body, free_port
+from helpers import generate_then_close, openai_backend
 from trusteval.errors import BackendError, UsageError
 from trusteval.models import load_backend
 from trusteval.models.base import BackendSettings, ModelSpec
@@ -28,18 +29,10 @@ def make_requests(count: int, *, max_new_tokens: int = 16, temperature: float = 
 
 
 def backend_for(url: str, options: str = "", *, model: str = "smollm2", **settings) -> OpenAIBackend:
-    spec = ModelSpec.parse(f"openai:{model}?base_url={url}" + (f"&{options}" if options else ""))
-    return create(spec, BackendSettings(**settings))
+    return openai_backend(url, options, model=model, **settings)
 
 
-def run(backend: OpenAIBackend, requests: list[Request]) -> list[Generation]:
-    async def go() -> list[Generation]:
-        try:
-            return await backend.generate(requests)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+run = generate_then_close
 
 
 # --- against the real llama.cpp server ------------------------------------------------------------

@@ -16,7 +16,7 @@ from contextlib import ExitStack, closing
 import pytest
 
 from fixtures.llama_server import Reply, ScriptedOpenAIServer, completion_body, free_port
-from helpers import run_cli
+from helpers import generate_then_close, openai_backend, run_cli
 from trusteval.errors import BackendError, UsageError
 from trusteval.models import model_identity
 from trusteval.models.base import BackendSettings, ModelSpec
@@ -33,18 +33,10 @@ def make_requests(count: int, *, max_new_tokens: int = 16) -> list[Request]:
 
 
 def pool_backend(urls: list[str], options: str = "", *, model: str = "m", **settings) -> OpenAIBackend:
-    spec = ModelSpec.parse(f"openai:{model}?base_url={','.join(urls)}" + (f"&{options}" if options else ""))
-    return create(spec, BackendSettings(**settings))
+    return openai_backend(",".join(urls), options, model=model, **settings)
 
 
-def run(backend: OpenAIBackend, requests: list[Request]) -> list[Generation]:
-    async def go() -> list[Generation]:
-        try:
-            return await backend.generate(requests)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+run = generate_then_close
 
 
 def echo(name: str, *, delay_s: float = 0.05, die_after: int | None = None):

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import secrets
 import shutil
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_env, run_cli
+from helpers import cli_env, run_cli, write_labelled_csv, write_replay_answers
 from trusteval.executors.ray_executor import worker_env
 from trusteval.executors.ray_scoring import scorer_env
 from trusteval.models import ModelSpec
@@ -81,16 +79,8 @@ def _wait_for_port(port: int, head: subprocess.Popen, limit_s: float = 120) -> N
 
 
 def _inputs(folder: Path) -> tuple[Path, Path]:
-    data = folder / "data.csv"
-    with data.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["text", "label", "category"])
-        for i, text in enumerate(TEXTS):
-            writer.writerow([text, i % 2, ("race", "gender", "region")[i % 3]])
-    answers = folder / "answers.jsonl"
-    rows = [{"prompt": t, "response": a} for t, a in zip(TEXTS, ANSWERS, strict=True)]
-    answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return data, answers
+    data = write_labelled_csv(folder / "data.csv", TEXTS)
+    return data, write_replay_answers(folder / "answers.jsonl", TEXTS, ANSWERS)
 
 
 def _run(data, answers, store, cache_dir, *extra, env=None):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import json
 
 import pytest
 
-from helpers import run_cli
+from helpers import run_cli, write_labelled_csv, write_replay_answers
 from trusteval.shards import parse_shard, shard_of
 
 pytestmark = pytest.mark.slow
@@ -19,16 +17,9 @@ TEXTS = [f"{group}的人{word}第{i}句" for i, (group, word) in enumerate(
 
 
 def _inputs(folder):
-    data = folder / "data.csv"
-    with data.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["text", "label", "category"])
-        for i, text in enumerate(TEXTS):
-            writer.writerow([text, i % 2, ("race", "gender", "region")[i % 3]])
-    answers = folder / "answers.jsonl"
-    rows = [{"prompt": t, "response": ("你说得对，" if i % 3 else "滚开，蠢货") + t} for i, t in enumerate(TEXTS)]
-    answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return data, answers
+    data = write_labelled_csv(folder / "data.csv", TEXTS)
+    responses = [("你说得对，" if i % 3 else "滚开，蠢货") + t for i, t in enumerate(TEXTS)]
+    return data, write_replay_answers(folder / "answers.jsonl", TEXTS, responses)
 
 
 def _run(data, answers, store, cache_dir, *extra):
