@@ -13,7 +13,7 @@ import operator
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,21 +100,8 @@ class FastWordNgrams:
         return grams
 
     def transform(self, texts: Sequence[str]):
-        import scipy.sparse as sp
-
-        known = functools.partial(operator.is_not, None)
-        columns: list[int] = []
-        row_starts = [0]
-        for text in texts:
-            tokens = self._tokens(text.lower() if self.lowercase else text)
-            columns.extend(filter(known, map(self._term_id, self._grams(tokens))))
-            row_starts.append(len(columns))
-        counts = sp.csr_matrix(
-            (np.ones(len(columns), dtype=np.float32), np.asarray(columns, dtype=np.int64), np.asarray(row_starts)),
-            shape=(len(texts), len(self._idf)),
-        )
-        counts.sum_duplicates()
-        return _tfidf_rows(counts, self._idf)
+        grams = (self._grams(self._tokens(text.lower() if self.lowercase else text)) for text in texts)
+        return _tfidf_rows(_counts(grams, self._term_id, len(texts), len(self._idf)), self._idf)
 
 
 class FastCharNgrams:
@@ -137,20 +124,26 @@ class FastCharNgrams:
         )
 
     def transform(self, texts: Sequence[str]):
-        import scipy.sparse as sp
+        grams = (self._grams(text) for text in texts)
+        return _tfidf_rows(_counts(grams, self._term_id, len(texts), len(self._idf)), self._idf)
 
-        known = functools.partial(operator.is_not, None)
-        columns: list[int] = []
-        row_starts = [0]
-        for text in texts:
-            columns.extend(filter(known, map(self._term_id, self._grams(text))))
-            row_starts.append(len(columns))
-        counts = sp.csr_matrix(
-            (np.ones(len(columns), dtype=np.float32), np.asarray(columns, dtype=np.int64), np.asarray(row_starts)),
-            shape=(len(texts), len(self._idf)),
-        )
-        counts.sum_duplicates()
-        return _tfidf_rows(counts, self._idf)
+
+def _counts(grams_per_text: Iterable[Iterable[str]], term_id: Callable[[str], int | None], rows: int, terms: int):
+    """The csr count matrix of each text's n-grams, those outside the vocabulary left out."""
+    import scipy.sparse as sp
+
+    known = functools.partial(operator.is_not, None)
+    columns: list[int] = []
+    row_starts = [0]
+    for grams in grams_per_text:
+        columns.extend(filter(known, map(term_id, grams)))
+        row_starts.append(len(columns))
+    counts = sp.csr_matrix(
+        (np.ones(len(columns), dtype=np.float32), np.asarray(columns, dtype=np.int64), np.asarray(row_starts)),
+        shape=(rows, terms),
+    )
+    counts.sum_duplicates()
+    return counts
 
 
 def _tfidf_rows(counts: Any, idf: np.ndarray):
