@@ -128,7 +128,7 @@ class FastCharNgrams:
         return _tfidf_rows(_counts(grams, self._term_id, len(texts), len(self._idf)), self._idf)
 
 
-def _counts(grams_per_text: Iterable[Iterable[str]], term_id: Callable[[str], int | None], rows: int, terms: int):
+def _counts(grams_per_text: Iterable[Iterable[str]], term_id: Callable[[str], Any], rows: int, terms: int):
     """The csr count matrix of each text's n-grams, those outside the vocabulary left out."""
     import scipy.sparse as sp
 
