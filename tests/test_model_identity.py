@@ -100,10 +100,11 @@ def test_a_server_on_another_port_keeps_the_run_id_and_the_answers(tmp_path, cac
     store = tmp_path / "ws"
     with ScriptedOpenAIServer([Reply(body=completion_body("a calm answer"))]) as first_server:
         first = _run(store, cache_dir, f"openai:m?base_url={first_server.base_url}")
+        # the first server stays open, so the second cannot be given the same port
+        with ScriptedOpenAIServer([Reply(body=completion_body("another answer"))]) as second_server:
+            again = _run(store, cache_dir, f"openai:m?base_url={second_server.base_url}&concurrency=2")
+            asked = [r for r in second_server.seen if r.path.endswith("/chat/completions")]
     assert first.returncode == 0, first.stderr[-2000:]
-    with ScriptedOpenAIServer([Reply(body=completion_body("another answer"))]) as second_server:
-        again = _run(store, cache_dir, f"openai:m?base_url={second_server.base_url}&concurrency=2")
-        asked = [r for r in second_server.seen if r.path.endswith("/chat/completions")]
     assert again.returncode == 0, again.stderr[-2000:]
     assert first_server.port != second_server.port and asked == []
     assert again.json()["run_id"] == first.json()["run_id"]
