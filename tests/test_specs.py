@@ -22,6 +22,15 @@ def test_identity_keeps_output_options_and_drops_operational_ones():
     assert a.identity == b.identity == "openai:gpt-x?system=be+nice"
 
 
+def test_an_option_given_twice_is_refused_not_silently_last_wins():
+    # a dict kept the last value: the first replica of `base_url=a&base_url=b` was dropped without a word
+    with pytest.raises(UsageError, match="option 'base_url' is given twice") as caught:
+        Spec.parse("openai:m?base_url=http://127.0.0.1:1/v1&concurrency=4&base_url=http://127.0.0.1:2/v1")
+    assert "127.0.0.1" not in str(caught.value)  # names the option, not its values
+    replicas = Spec.parse("openai:m?base_url=http://127.0.0.1:1/v1,http://127.0.0.1:2/v1")
+    assert replicas.options["base_url"] == "http://127.0.0.1:1/v1,http://127.0.0.1:2/v1"
+
+
 def test_default_alias_names_the_embedded_model():
     identity = ModelSpec.parse("default").identity
     assert identity.startswith("llamacpp:smollm2?sha256=") and identity == ModelSpec.parse("smollm2").identity

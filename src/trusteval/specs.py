@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from trusteval.errors import UsageError
 from trusteval.redact import credential_in_options
+from trusteval.safetext import one_line
 
 OPERATIONAL_OPTIONS = frozenset(
     {
@@ -52,9 +53,16 @@ class Spec:
                 "(for example hf:gpt2, openai:gpt-4o-mini?base_url=http://127.0.0.1:8000/v1, llamacpp:smollm2)"
             )
         try:
-            options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
         except ValueError as exc:
             raise UsageError(f"spec '{head}': cannot read its options: {exc}") from None
+        options = dict(pairs)
+        if len(options) < len(pairs):  # a dict keeps the last: `base_url=a&base_url=b` would silently drop a
+            repeated = next(name for name in options if sum(1 for k, _ in pairs if k == name) > 1)
+            raise UsageError(
+                f"spec '{head}': option '{one_line(repeated)}' is given twice; give it once "
+                "(several replicas go in one base_url, separated by commas)"
+            )
         refuse_credentials(head, options)
         return cls(kind=kind, name=name, options=options, raw=raw)
 
