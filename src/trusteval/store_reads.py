@@ -29,10 +29,13 @@ RESPONSE_SUBJECTS_SQL = f"""
 SELECT DISTINCT g.subject AS subject FROM run_items i NOT INDEXED JOIN generations g ON g.key = i.request_key
 WHERE i.rowid BETWEEN ? AND ? AND i.run_id = ? AND g.text IS NOT NULL AND NOT {SKIP_FUNCTION}(g.text)
 """
+# The distinct subjects in subject order: the look-ups then walk the scores index in its own order, page after
+# page, instead of jumping across it (half the time of the unordered join at 100,000 subjects; the DISTINCT's
+# temporary B-tree gives the order for free).
 SUBJECT_COUNTS_SQL = """
 SELECT COUNT(*), COALESCE(SUM(s.subject IS NULL OR s.status = 'error'), 0),
        COALESCE(SUM(s.status NOT IN ('ok', 'error')), 0)
-FROM ({subjects}) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
+FROM ({subjects} ORDER BY subject) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
 """
 
 PAIRS_SQL = f"""
