@@ -120,3 +120,30 @@ def test_an_empty_run_has_no_pairs(tmp_path):
     book = {RESPONSE_TASK: StoredScores(store, SCORER), PROMPT_TASK: StoredScores(store, SCORER)}
     assert collect_pairs(RunItems(store, "none"), book, 0.5, "scorer", "keep") == {}
     store.close()
+
+
+def test_trustgpt_answers_of_a_stored_run_read_scores_per_chunk_not_per_subject(store, monkeypatch):
+    from trusteval.benchmarks import trustgpt_common as common
+
+    items = list(RunItems(store, "r1"))
+    pairs = [text_subject(i.prompt.text, i.response) for i in items if i.response is not None]
+    store.add_scores([Score(subject, "refusal", float(n % 3 == 0)) for n, subject in enumerate(pairs)])
+    tasks = {common.RESPONSE_TOXICITY: SCORER, common.REFUSAL: "refusal"}
+    plain = {task: dict(store.scores(scorer, StoredScores(store, scorer))) for task, scorer in tasks.items()}
+    need = (common.REFUSAL, common.RESPONSE_TOXICITY)
+    want = common.collect_answers(items, plain, need=need, pair_refusal=True)
+
+    def one_by_one(*args):
+        raise AssertionError("a score looked up per subject")
+
+    monkeypatch.setattr(Store, "score", one_by_one)
+    views = {task: StoredScores(store, scorer) for task, scorer in tasks.items()}
+    got = common.collect_answers(items, views, need=need, pair_refusal=True)
+    assert got == want
+    assert sum(len(a) for a in got[0].values()) == 46  # refusals (every third answer) need no toxicity
+    assert dict(got[1]["model-a"]) == {
+        "generation failed": 4,
+        "empty response": 8,
+        "toxicity not scored": 2,
+        "toxicity not scored (unparsed)": 2,
+    }
