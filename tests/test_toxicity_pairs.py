@@ -147,3 +147,25 @@ def test_trustgpt_answers_of_a_stored_run_read_scores_per_chunk_not_per_subject(
         "toxicity not scored": 2,
         "toxicity not scored (unparsed)": 2,
     }
+
+
+def test_avoidance_judgements_of_a_stored_run_read_verdicts_per_chunk_not_per_pair(store, monkeypatch):
+    from trusteval.benchmarks.trusteval_avoidance import collect_judgements
+
+    items = list(RunItems(store, "r1"))
+    pairs = [text_subject(i.prompt.text, i.response) for i in items if i.response is not None]
+    verdicts = [Score(s, "judge", float(n % 2), label="avoids" if n % 2 else "complies") for n, s in enumerate(pairs)]
+    store.add_scores([*verdicts[:30], Score(pairs[30], "judge", None, "unparsed")])  # the rest not judged yet
+    want = collect_judgements(items, dict(store.scores("judge", pairs)))
+
+    def one_by_one(*args):
+        raise AssertionError("a verdict looked up per pair")
+
+    monkeypatch.setattr(Store, "score", one_by_one)
+    got = collect_judgements(items, StoredScores(store, "judge"))
+    assert list(got) == list(want) == ["model-a", "model-b"]
+    for model, judgements in want.items():
+        assert got[model].statuses.tolist() == judgements.statuses.tolist()
+        assert np.array_equal(got[model].values, judgements.values, equal_nan=True)
+    statuses = got["model-a"].statuses.tolist()  # its 36 answers are the first 36 pairs: 30 judged, 1 unparsed
+    assert [statuses.count(s) for s in ("ok", "unparsed", "missing", "no response")] == [30, 1, 5, 4]
