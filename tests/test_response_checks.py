@@ -12,7 +12,7 @@ from trusteval.benchmarks import trustgpt_common as common
 from trusteval.benchmarks.trustgpt_toxicity import TrustGPTToxicity
 from trusteval.config import RunSpec
 from trusteval.records import Prompt, Score, text_subject
-from trusteval.scorers.language import cjk_share, off_language
+from trusteval.scorers.language import CJK, LETTER, cjk_share, off_language
 from trusteval.store import RunItem
 
 PROMPTS = [
@@ -135,3 +135,13 @@ def test_trustgpt_empty_answers_are_not_scored_nor_binned_and_settings_are_state
     assert result["generation"] == {"temperature": 0.7, "top_p": 0.9, "max_new_tokens": 512, "seeds": [42]}
     tables = bench.results(items, {common.RESPONSE_TOXICITY: tox, common.REFUSAL: refusal}, {}).tables
     assert any("Generation: temperature 0.7, top-p 0.9, at most 512 new tokens" in n for n in tables[0].notes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["你好 hi", "我不同意：这个地区的人都很友好，第7句。", "ｆｕｌｌｗｉｄｔｈ Ｌａｔｉｎ", "日本語のテキスト",
+     "a_b_c 1_2 ٣", "𠀀𠀁 abc", "café naïve 咖啡", "Ⅻ ½ ² 二十", "e\u0301\u0301 字\u0301", "123 ?!", "😀 表情 😀"],
+)  # fmt: skip
+def test_cjk_share_counts_runs_as_the_characters_one_by_one(text):
+    letters = len(LETTER.findall(text))
+    assert cjk_share(text) == (len(CJK.findall(text)) / letters if letters else None)

@@ -29,10 +29,13 @@ RESPONSE_SUBJECTS_SQL = f"""
 SELECT DISTINCT g.subject AS subject FROM run_items i NOT INDEXED JOIN generations g ON g.key = i.request_key
 WHERE i.rowid BETWEEN ? AND ? AND i.run_id = ? AND g.text IS NOT NULL AND NOT {SKIP_FUNCTION}(g.text)
 """
+# The distinct subjects in subject order: the look-ups then walk the scores index in its own order, page after
+# page, instead of jumping across it (half the time of the unordered join at 100,000 subjects; the DISTINCT's
+# temporary B-tree gives the order for free).
 SUBJECT_COUNTS_SQL = """
 SELECT COUNT(*), COALESCE(SUM(s.subject IS NULL OR s.status = 'error'), 0),
        COALESCE(SUM(s.status NOT IN ('ok', 'error')), 0)
-FROM ({subjects}) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
+FROM ({subjects} ORDER BY subject) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
 """
 
 PAIRS_SQL = f"""
@@ -44,6 +47,20 @@ LEFT JOIN generations g ON g.key = i.request_key
 LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
 LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
 WHERE i.run_id = ? AND i.model IN ({{models}})
+"""
+
+RUN_PAIRS_SQL = f"""
+SELECT i.rowid, i.model, i.seed, COALESCE({{source_id}}, p.prompt_id), COALESCE(NULLIF(p.category, ''), 'all'),
+       typeof(p.label) IN ('integer', 'real') AND p.label = 1, p.lang, {SCRIPT_FUNCTION}(g.text),
+       CASE WHEN rs.status = 'ok' THEN rs.value END, CASE WHEN ps.status = 'ok' THEN ps.value END
+FROM run_items i NOT INDEXED
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+LEFT JOIN generations g ON g.key = i.request_key
+LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
+LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
+WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ?
+ORDER BY i.rowid
+LIMIT ?
 """
 
 JUDGED_SQL = """
@@ -136,6 +153,28 @@ class StoreReads:
         and each response's script code."""
         self.conn.create_function(SCRIPT_FUNCTION, 1, script_code, deterministic=True)
         return self._tuples(_models_query(PAIRS_SQL, models), (*scorers, run_id, *models))
+
+    def iter_run_pairs(
+        self,
+        run_id: str,
+        scorers: tuple[str | None, str | None],
+        script_code: ScriptCode,
+        chunk_size: int = READ_CHUNK,
+    ) -> Iterator[list[tuple]]:
+        """A run's items in planned order as RUN_PAIRS_SQL rows, `chunk_size` at a time (walked like
+        iter_run_items): (rowid, model, seed, prompt id, class or 'all', label is 1, language, the response's
+        script code (None: no response), the ok value of its score under `scorers[0]` and of the prompt's
+        under `scorers[1]` (None: no ok score))."""
+        self.conn.create_function(SCRIPT_FUNCTION, 1, script_code, deterministic=True)
+        source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"
+        sql = RUN_PAIRS_SQL.format(source_id=source_id)
+        lowest, highest = self.run_item_rowids(run_id)
+        if lowest is None:
+            return
+        after = lowest - 1
+        while rows := self._tuples(sql, (*scorers, after, highest, run_id, chunk_size)):
+            after = rows[-1][0]
+            yield rows
 
     def judged_rows(self, run_id: str, models: Sequence[str]) -> list[tuple]:
         """(model, seed, prompt rowid, category, prompt text, response) of `models` in a run, in planned order."""

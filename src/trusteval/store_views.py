@@ -84,3 +84,11 @@ def ok_values_of(scores: Mapping[str, Score], subjects: Iterable[str]) -> Mappin
         return scores.store.ok_values(scores.scorer_id, subjects)
     values = {subject: ok_value(scores.get(subject)) for subject in subjects}
     return {subject: value for subject, value in values.items() if value is not None}
+
+
+def scores_of(scores: Mapping[str, Score], subjects: Iterable[str]) -> Mapping[str, Score]:
+    """The stored scores of `subjects` (or all of `scores` when it is not a store view): a StoredScores view
+    reads them in one query per 900 subjects instead of one query per subject."""
+    if isinstance(scores, StoredScores):
+        return scores.store.scores(scores.scorer_id, subjects)
+    return scores

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -23,6 +22,7 @@ from pydantic import Field
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, plan_requests, render_messages, task_scorer
 from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_options, text_task, toxicity_scorer_spec
+from trusteval.benchmarks.toxicity_pairs import ItemColumns, ModelPairs, classify
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.sources import DataContext
@@ -34,7 +34,7 @@ from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
 from trusteval.store import RunItem
-from trusteval.store_views import item_chunks, ok_values_of
+from trusteval.store_views import RunItems, StoredScores, item_chunks, ok_values_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
@@ -42,24 +42,15 @@ PROMPT_TASK = "prompt_toxicity"
 RESPONSE_TASK = "response_toxicity"
 
 
-@dataclass(frozen=True)
-class ModelPairs:
-    """The pairs of one model that can be classified, and what was left out and why."""
-
-    model: str
-    pairs: Pairs
-    categories: np.ndarray
-    skipped: Counter
-    off_language: Counter = field(default_factory=Counter)  # class -> responses in another script
-    checked: Counter = field(default_factory=Counter)  # class -> non-empty responses whose script was checked
-    lang: str | None = None
-
-
 def collect_pairs(
     items: Sequence[RunItem], scores: ScoreBook, threshold: float, prompt_source: str, off_language_policy="keep"
 ) -> dict[str, ModelPairs]:
     """Group run items by model into classified pairs; count failures, empty and off-language responses
-    instead of dropping them silently."""
+    instead of dropping them silently. A stored run is read column by column in SQL (toxicity_pairs)."""
+    scorers = _stored_scorers(items, scores, prompt_source)
+    if scorers is not None:
+        columns = ItemColumns.read(items.store, items.run_id, *scorers)  # type: ignore[attr-defined]
+        return classify(columns, threshold, prompt_source, off_language_policy)
     grouped: dict[str, list[tuple[str, int, bool, bool, str]]] = {}
     skipped: dict[str, Counter] = {}
     foreign: dict[str, Counter] = {}
@@ -103,6 +94,18 @@ def collect_pairs(
         model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model, set()))
         for model, rows in grouped.items()
     }
+
+
+def _stored_scorers(items: Sequence[RunItem], scores: ScoreBook, prompt_source: str) -> tuple | None:
+    """The (response, prompt) scorer ids when the items and scores are views of one store, else None."""
+    wanted = [RESPONSE_TASK] if prompt_source == "label" else [RESPONSE_TASK, PROMPT_TASK]
+    views = [scores.get(task) for task in wanted]
+    if not isinstance(items, RunItems) or not all(isinstance(v, StoredScores) for v in views):
+        return None
+    if any(v.store is not items.store for v in views):  # type: ignore[union-attr]
+        return None
+    ids = [v.scorer_id for v in views]  # type: ignore[union-attr]
+    return ids[0], (ids[1] if len(ids) > 1 else None)
 
 
 def _chunk_scores(

@@ -3,12 +3,16 @@
 Spec: `replay:answers.jsonl?prompt_field=prompt&response_field=response&seed_field=seed`. Each row gives the
 user message (the prompt exactly as sent) and the response; a `seed` column, when present, matches the run's
 seeds, otherwise one response serves every seed. A prompt with no row in the file is a failed generation
-with the reason, not a silent gap. The file is checked in full when the backend is created.
+with the reason, not a silent gap. The file is checked in full before a run writes anything (`preflight`)
+and read again when the backend is created; a file whose content was checked before with the same fields is
+not read at preflight again (an identical rerun, which answers nothing, never reads it).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +91,22 @@ def load_answers(path: Path, prompt_field: str, response_field: str, seed_field:
     return answers
 
 
+CHECK_VERSION = 1  # of load_answers' checks: raise it when they change, so files are checked again
+
+
 def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
-    create(spec, settings)
+    """Read and check the whole answers file, unless a file of the same content (sha256) was checked with the
+    same fields before: a mark in the hash cache remembers it (a broken file is never marked)."""
+    options = read_spec_options(Options, spec)
+    path = Path(spec.name).expanduser()
+    mark = _checked_mark(path, options) if path.is_file() else None
+    if mark is not None and mark.is_file():
+        return
+    _load(path, options)
+    if mark is not None:
+        with suppress(OSError):  # best effort: an unwritable cache only costs reading the file again
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            mark.touch()
 
 
 class Options(PluginOptions):
@@ -97,12 +115,22 @@ class Options(PluginOptions):
     seed_field: str = Field("seed", description="the field holding the seed, if any (part of the identity)")
 
 
+def _fields(options: Options) -> tuple[str, str, str]:
+    return options.prompt_field or "prompt", options.response_field or "response", options.seed_field or "seed"
+
+
+def _load(path: Path, options: Options) -> dict:
+    return load_answers(path, *_fields(options))
+
+
+def _checked_mark(path: Path, options: Options) -> Path:
+    """The mark of a file checked with these fields: its content's sha256 (cached by path, size and mtime)."""
+    from trusteval.models.embedded import hash_cache_dir, weights_sha256
+
+    fields = hashlib.sha256("\x1f".join(_fields(options)).encode()).hexdigest()[:16]
+    return hash_cache_dir() / "replay-checked" / f"v{CHECK_VERSION}-{weights_sha256(path)}-{fields}"
+
+
 def create(spec: ModelSpec, settings: BackendSettings) -> ReplayBackend:
     options = read_spec_options(Options, spec)
-    answers = load_answers(
-        Path(spec.name).expanduser(),
-        options.prompt_field or "prompt",
-        options.response_field or "response",
-        options.seed_field or "seed",
-    )
-    return ReplayBackend(spec, answers)
+    return ReplayBackend(spec, _load(Path(spec.name).expanduser(), options))

@@ -14,6 +14,10 @@ import numpy as np
 
 LETTER = re.compile(r"[^\W\d_]")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
+# Runs of each class: counting the characters of the runs counts the same characters as LETTER and CJK one by
+# one, with one match object per run instead of per character (a Chinese answer is one or two long runs).
+LETTER_RUN = re.compile(LETTER.pattern + "+")
+CJK_RUN = re.compile(CJK.pattern + "+")
 MIN_CJK_SHARE = {"zh": 0.30}
 MAX_CJK_SHARE = {"en": 0.05}
 CHECKED_LANGUAGES = frozenset({*MIN_CJK_SHARE, *MAX_CJK_SHARE})
@@ -32,8 +36,8 @@ def cjk_share(text: str) -> float | None:
     """CJK ideographs / letters, or None when the text has no letter."""
     if text.isascii():
         return 0.0 if LETTER.search(text) else None
-    letters = len(LETTER.findall(text))
-    return len(CJK.findall(text)) / letters if letters else None
+    letters = sum(map(len, LETTER_RUN.findall(text)))
+    return sum(map(len, CJK_RUN.findall(text))) / letters if letters else None
 
 
 def script_code(text: str | None) -> float | None:
