@@ -290,10 +290,32 @@ def test_clients_share_one_ssl_context_built_once(monkeypatch):
     real = httpx.create_ssl_context
     monkeypatch.setattr(httpx, "create_ssl_context", lambda **kw: built.append(kw) or real(**kw))
     openai_backend.shared_ssl_context.cache_clear()
-    backends = [pool_backend(["http://127.0.0.1:9/v1", "https://127.0.0.1:9/v1"], concurrency=32) for _ in range(2)]
+    urls = ["http://127.0.0.1:9/v1", "https://127.0.0.1:9/v1", "https://127.0.0.2:9/v1"]
+    backends = [pool_backend(urls, concurrency=32) for _ in range(2)]
     clients = [client for backend in backends for replica in backend.pool.replicas for client in replica.clients]
-    assert len(clients) == 8
+    assert len(clients) == 12
     assert built == [{"trust_env": False}]
-    contexts = {id(client._transport._pool._ssl_context) for client in clients}
+    https = [c for b in backends for r in b.pool.replicas if r.base_url.startswith("https") for c in r.clients]
+    contexts = {id(client._transport._pool._ssl_context) for client in https}
+    assert contexts == {id(openai_backend.shared_ssl_context())}
+    openai_backend.shared_ssl_context.cache_clear()
+
+
+def test_plain_http_clients_do_not_load_the_ca_bundle(monkeypatch):
+    """A local server (vLLM, llama.cpp) is plain http: its clients never use TLS, so they do not pay for the
+    CA bundle (20 ms); their context still verifies, against no authority, so TLS through it would fail."""
+    import ssl
+
+    import httpx
+
+    from trusteval.models import openai as openai_backend
+
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda **kw: pytest.fail("the CA bundle was loaded"))
+    openai_backend.shared_ssl_context.cache_clear()
+    backend = pool_backend(["http://127.0.0.1:9/v1", "http://127.0.0.2:9/v1"], concurrency=32)
+    contexts = {client._transport._pool._ssl_context for r in backend.pool.replicas for client in r.clients}
     assert len(contexts) == 1
+    [context] = contexts
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] == 0
     openai_backend.shared_ssl_context.cache_clear()

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from trusteval.commands.common import EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE
+from trusteval.commands.common import EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE, first_imports
 from trusteval.jsonout import print_json
 from trusteval.safetext import console_text
 
@@ -105,9 +105,10 @@ def _parse_seeds(value: str | None) -> list[str] | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from trusteval.config import build_run_spec
-    from trusteval.pipeline import execute
-    from trusteval.progress import make_progress
+    with first_imports("trusteval.pipeline"):
+        from trusteval.config import build_run_spec
+        from trusteval.pipeline import execute
+        from trusteval.progress import make_progress
 
     flags: dict[str, Any] = {dest: getattr(args, dest) for _, dest, _, _ in RUN_FLAGS}
     flags.update(
