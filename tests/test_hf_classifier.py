@@ -235,3 +235,20 @@ def test_int8_scores_are_within_0_01_of_float_and_say_so(scorer, tiny_bert_class
     assert int8_values == pytest.approx(float_values, abs=0.01)
     assert int8_values != pytest.approx(float_values, abs=1e-6)  # really quantized, not the float model
     assert scorer_for(tiny_bert_classifier_dir, "?quantize=none").id == scorer.id
+
+
+def test_fused_cpu_kernels_keep_the_eager_scores(scorer, tiny_bert_classifier_dir: Path) -> None:
+    """Issue 13: the float32 CPU path runs the linear layers as oneDNN kernels with bias, GELU and residual
+    add fused in (no separate bias copy, GELU or add passes); the scores stay within 1e-5 of the eager model."""
+    import torch
+
+    eager = scorer_for(tiny_bert_classifier_dir, "?fuse=0")
+    assert eager.id == scorer.id  # the same scores, so the same stored rows
+    assert eager.describe()["kernels"] == "eager"
+    assert scorer.describe()["kernels"] == "oneDNN fused (14 linear layers)"  # 2 layers x 6, pooler, classifier
+    assert not [m for m in scorer._model.modules() if type(m) is torch.nn.Linear]
+    assert values(scorer.score(TEXTS)) == pytest.approx(values(eager.score(TEXTS)), abs=1e-5)
+
+
+def test_quantized_models_are_not_fused(tiny_bert_classifier_dir: Path) -> None:
+    assert scorer_for(tiny_bert_classifier_dir, "?quantize=int8").describe()["kernels"] == "eager"
