@@ -71,9 +71,10 @@ def _fused(torch: Any, layers: dict[str, type], module: Any) -> Any:
 
 
 def _fuse_projections(torch: Any, layers: dict[str, type], module: Any) -> int:
-    projections = [getattr(module, name, None) for name in PROJECTIONS]
-    if not all(type(p) is torch.nn.Linear for p in projections):
+    children = dict(module.named_children())
+    if not all(type(children.get(name)) is torch.nn.Linear for name in PROJECTIONS):
         return 0
+    projections = [children[name] for name in PROJECTIONS]
     if len({(p.in_features, p.bias is None) for p in projections}) != 1:
         return 0
     shared = layers["qkv"](projections)
