@@ -135,14 +135,19 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
         "matmul_gflops_per_round": [round(r["matmul_gflops"], 1) for r in rounds],
         "matmul_gflops_per_cpu_s_median": round(median(r["matmul_gflops_cpu"] for r in rounds), 1),
     }
-    for name in ("float", "eager", "int8"):
+    names = [name for name in ("float", "eager", "int8", "onnx", "onnx_int8") if name in rounds[0]]
+    for name in names:
         out[f"{name}_texts_per_s_median"] = round(median(texts / r[name][0] for r in rounds), 2)
         out[f"{name}_cpu_s_per_round"] = [round(r[name][1], 2) for r in rounds]
-    for name in ("float", "int8"):
+    for name in [*names[2:], "float"]:
         cpu = [r["eager"][1] / r[name][1] for r in rounds]
         out[f"{name}_cpu_speedup_over_eager_per_round"] = [round(x, 2) for x in cpu]
         out[f"{name}_cpu_speedup_over_eager_median"] = round(median(cpu), 2)
         out[f"{name}_wall_speedup_over_eager_median"] = round(median(r["eager"][0] / r[name][0] for r in rounds), 2)
+    if "onnx_int8" in names:
+        int8 = [r["int8"][1] / r["onnx_int8"][1] for r in rounds]
+        out["onnx_int8_cpu_speedup_over_torch_int8_per_round"] = [round(x, 2) for x in int8]
+        out["onnx_int8_cpu_speedup_over_torch_int8_median"] = round(median(int8), 2)
     for name in ("float", "eager"):
         for formula, per_text in flops.items():
             wall = [texts / r[name][0] * per_text / (r["matmul_gflops"] * 1e9) for r in rounds]
@@ -156,16 +161,16 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
 
 
 def differences(last: dict, arrival: list[float]) -> dict:
-    fused, eager, int8 = (last[name][2] for name in ("float", "eager", "int8"))
+    fused = last["float"][2]
 
-    def largest(a: list[float], b: list[float]) -> float:
-        return max(abs(x - y) for x, y in zip(a, b, strict=True))
+    def largest(values: list[float]) -> float:
+        return max(abs(x - y) for x, y in zip(fused, values, strict=True))
 
-    return {
-        "max_abs_difference_fused_vs_eager": largest(fused, eager),
-        "max_abs_difference_sorted_vs_arrival": largest(fused, arrival),
-        "max_abs_difference_int8_vs_float": largest(fused, int8),
-    }
+    out = {"max_abs_difference_sorted_vs_arrival": largest(arrival)}
+    for name in ("eager", "int8", "onnx", "onnx_int8"):
+        if name in last:
+            out[f"max_abs_difference_{name}_vs_fused"] = largest(last[name][2])
+    return out
 
 
 def main() -> None:
@@ -180,6 +185,7 @@ def measure(scratch: Path) -> None:
     parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--onnx", action="store_true", help="also runtime=onnx, float and int8 (the onnx extra)")
     args = parser.parse_args()
 
     load_before = os.getloadavg()
@@ -190,6 +196,9 @@ def measure(scratch: Path) -> None:
         "eager": load_scorer(spec + "&fuse=0", ScorerContext()),
         "int8": load_scorer(spec + "&quantize=int8", ScorerContext()),
     }
+    if args.onnx:
+        scorers["onnx"] = load_scorer(spec + "&runtime=onnx", ScorerContext())
+        scorers["onnx_int8"] = load_scorer(spec + "&runtime=onnx&quantize=int8", ScorerContext())
     corpus = cold_texts()
     texts = corpus[: args.texts]
     for scorer in scorers.values():

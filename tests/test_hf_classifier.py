@@ -155,6 +155,7 @@ def test_a_text_that_cannot_be_scored_fails_alone(scorer) -> None:
         ("?batch_size=0", "whole number >= 1"),
         ("?labl=1", "unknown option"),
         ("?quantize=int4", "option 'quantize' must be"),
+        ("?runtime=tensorrt", "option 'runtime' must be"),
     ],
 )
 def test_bad_options_are_usage_errors(tiny_bert_classifier_dir: Path, options: str, message: str) -> None:
@@ -252,3 +253,28 @@ def test_fused_cpu_kernels_keep_the_eager_scores(scorer, tiny_bert_classifier_di
 
 def test_quantized_models_are_not_fused(tiny_bert_classifier_dir: Path) -> None:
     assert scorer_for(tiny_bert_classifier_dir, "?quantize=int8").describe()["kernels"] == "eager"
+
+
+def test_onnx_runtime_float_scores_equal_torch_and_int8_stay_within_0_01(scorer, tiny_bert_classifier_dir) -> None:
+    """runtime=onnx (the onnx extra): the exported float model gives torch's scores to 1e-5; with int8
+    weights, within 0.01, and really quantized. Both say so in their ids, so their rows are stored apart."""
+    pytest.importorskip("onnxruntime", reason="runtime=onnx needs the onnx extra (pip install 'trusteval[onnx]')")
+    onnx = scorer_for(tiny_bert_classifier_dir, "?runtime=onnx")
+    int8 = scorer_for(tiny_bert_classifier_dir, "?runtime=onnx&quantize=int8")
+    assert onnx.id == scorer.id + "&runtime=onnx"
+    assert int8.id == scorer.id + "&quantize=int8&runtime=onnx"
+    assert (onnx.describe()["runtime"], onnx.describe()["kernels"]) == ("onnx", "onnxruntime")
+    float_values = values(scorer.score(TEXTS))
+    assert values(onnx.score(TEXTS)) == pytest.approx(float_values, abs=1e-5)
+    int8_values = values(int8.score(TEXTS))
+    assert int8_values == pytest.approx(float_values, abs=0.01)
+    assert int8_values != pytest.approx(float_values, abs=1e-6)
+    assert [o.label for o in onnx.score(TEXTS)] == [o.label for o in scorer.score(TEXTS)]
+
+
+def test_onnx_runtime_without_onnxruntime_names_the_extra(tiny_bert_classifier_dir, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as if not installed
+    with pytest.raises(BackendError, match=r"trusteval\[onnx\]"):
+        scorer_for(tiny_bert_classifier_dir, "?runtime=onnx")

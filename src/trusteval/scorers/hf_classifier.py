@@ -1,8 +1,8 @@
 """`hf` scorer: the probability a transformers sequence classifier gives one of its labels.
 
 Spec: `hf:<hub id or local folder>?label=<name or index>&threshold=0.5&batch_size=32&max_length=512&lang=zh,en
-&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8&fuse=1`. Plain `hf` is
-`thu-coai/roberta-base-cold` (the TrustEval toxicity scorer), label 1 (offensive), for Chinese. The probability
+&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8&fuse=1&runtime=torch|onnx`. Plain `hf`
+is `thu-coai/roberta-base-cold` (the TrustEval toxicity scorer), label 1 (offensive), for Chinese. The probability
 is a softmax over the labels, or a sigmoid for multi-label and single-logit models. The id names the model, its
 version (the hub commit, or a hash of a local folder's config, tokenizer and weight files) and the label, so
 stored scores never mix models.
@@ -28,6 +28,7 @@ from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import ScoreStatus
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.scorers.hf_fused import fuse_linear_layers
+from trusteval.scorers.hf_onnx import onnx_classifier
 from trusteval.specs import Spec
 
 DEFAULT_MODEL = "thu-coai/roberta-base-cold"
@@ -59,6 +60,11 @@ class Options(PluginOptions):
     trust_remote_code: Flag = Field(False, description="run the model folder's own Python code")
     quantize: Literal["none", "int8"] = Field(
         "none", description="int8: torch dynamic quantization of the linear layers (CPU; scores within 0.01)"
+    )
+    runtime: Literal["torch", "onnx"] = Field(
+        "torch",
+        description="onnx: export to ONNX and run with onnxruntime (CPU; the onnx extra); with quantize=int8 about "
+        "1.6x faster than torch's int8",
     )
     fuse: Flag = Field(
         True,
@@ -153,6 +159,7 @@ class HFClassifierScorer:
         device: str,
         quantize: str | None = None,
         fused_layers: int = 0,
+        runtime: str = "torch",
     ) -> None:
         self.name = name
         self.version = version
@@ -163,6 +170,7 @@ class HFClassifierScorer:
         self.batch_size = batch_size * CALL_BATCHES  # texts per score() call (TextScorer.batch_size)
         self.quantize = quantize
         self.fused_layers = fused_layers
+        self.runtime = runtime
         self.max_length = max_length
         self.languages = languages
         self.device = device
@@ -172,7 +180,8 @@ class HFClassifierScorer:
         self._tokenizer = tokenizer
         truncation = "" if max_length == DEFAULT_MAX_LENGTH else f"&max_length={max_length}"
         quantized = f"&quantize={quantize}" if quantize else ""
-        self.id = f"hf:{name}@{version}#label={label_index}{truncation}{quantized}"
+        onnx = "&runtime=onnx" if runtime == "onnx" else ""
+        self.id = f"hf:{name}@{version}#label={label_index}{truncation}{quantized}{onnx}"
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
         """Score in batches of similar length (tokenised once, longest first), so a batch carries little
@@ -225,6 +234,11 @@ class HFClassifierScorer:
         top = logits.argmax(dim=-1).tolist()
         return [Outcome(value=value, label=names.get(best)) for value, best in zip(values, top, strict=True)]
 
+    def _kernels(self) -> str:
+        if self.runtime == "onnx":
+            return "onnxruntime"
+        return f"oneDNN fused ({self.fused_layers} linear layers)" if self.fused_layers else "eager"
+
     def describe(self) -> dict[str, Any]:
         return {
             "scorer": "hf",
@@ -237,7 +251,8 @@ class HFClassifierScorer:
             "max_length": self.max_length,
             "batch_size": self.model_batch_size,
             "quantize": self.quantize or "none",
-            "kernels": f"oneDNN fused ({self.fused_layers} linear layers)" if self.fused_layers else "eager",
+            "runtime": self.runtime,
+            "kernels": self._kernels(),
             "languages": sorted(self.languages),
             "device": self.device,
         }
@@ -254,6 +269,8 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
     source = resolve_source(name, WHO)
     device = pick_device(torch, options.device, WHO)
     quantize = quantize_option(options.quantize, device, spec.raw)
+    if options.runtime == "onnx" and device != "cpu":
+        raise UsageError(f"scorer '{spec.raw}': runtime=onnx runs on the CPU only, not on device {device}")
     revision = options.revision
     shared: dict[str, Any] = {"revision": revision, "trust_remote_code": options.trust_remote_code}
     config = from_pretrained(AutoConfig, source, "config", WHO, **shared)
@@ -262,9 +279,12 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
     model = from_pretrained(AutoModelForSequenceClassification, source, "model", WHO, config=config, **shared)
     pad_with_eos(tokenizer, model)
     model.to(device).eval()
-    if quantize == "int8":
+    if options.runtime == "onnx":
+        model = onnx_classifier(torch, model, tokenizer, quantize)
+    elif quantize == "int8":
         model = int8_dynamic(torch, model)
-    fused_layers = fuse_linear_layers(torch, model) if options.fuse and quantize is None else 0
+    fuse = options.fuse and quantize is None and options.runtime == "torch"
+    fused_layers = fuse_linear_layers(torch, model) if fuse else 0
     return HFClassifierScorer(
         name=Path(source).name if Path(source).is_dir() else name,
         version=model_version(source, revision),
@@ -278,6 +298,7 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
         device=device,
         quantize=quantize,
         fused_layers=fused_layers,
+        runtime=options.runtime,
     )
 
 
