@@ -86,4 +86,22 @@ def test_joint_query_key_value_projection_follows_its_input() -> None:
         calls += [("query", second), ("key", second), ("value", second)]
         for name, x in calls:
             assert (getattr(got, name)(x) - getattr(want, name)(x)).abs().max().item() < 1e-5, name
-    assert got.query.joint[0]._parts == []  # nothing held after the three calls of one forward pass
+    assert got.query.joint[0]._kept.parts == []  # nothing held after the three calls of one forward pass
+
+
+def test_fused_model_gives_the_eager_logits_from_two_threads_at_once() -> None:
+    """The joint projection keeps its result per thread: the pipeline scores on worker threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    eager, fused = model_pair(transformers.BertConfig(**SHAPE))
+    fuse_linear_layers(torch, fused)
+    batches = [padded_batch([30 - i, 9 + i], SHAPE["vocab_size"], 0) for i in range(8)]
+
+    def logits(model, batch):
+        with torch.inference_mode():
+            return model(**batch).logits
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        got = list(pool.map(lambda batch: logits(fused, batch), batches))
+    for batch, fused_logits in zip(batches, got, strict=True):
+        assert (fused_logits - logits(eager, batch)).abs().max().item() < 1e-5

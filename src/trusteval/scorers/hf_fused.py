@@ -18,6 +18,7 @@ Modules are rewritten by shape, not by class name, so BERT, RoBERTa, XLM-R and t
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 PROJECTIONS = ("query", "key", "value")
@@ -135,18 +136,17 @@ def _layer_types(torch: Any) -> dict[str, type]:
             super().__init__()
             self.joint = PackedLinear(_concatenated(torch, linears))
             self.widths = [linear.out_features for linear in linears]
-            self._input: Any = None
-            self._parts: list[Any] = []
-            self._taken = 0
+            self._kept = threading.local()  # per thread: a scorer may run on a worker thread
 
         def part(self, x: Any, index: int) -> Any:
-            if x is not self._input or self._taken == len(self.widths):
-                self._input, self._taken = x, 0
-                self._parts = list(self.joint(x).split(self.widths, dim=-1))
-            self._taken += 1
-            out = self._parts[index]
-            if self._taken == len(self.widths):
-                self._input, self._parts = None, []  # hold no activations between forward passes
+            kept = self._kept
+            if getattr(kept, "input", None) is not x or kept.taken == len(self.widths):
+                kept.input, kept.taken = x, 0
+                kept.parts = list(self.joint(x).split(self.widths, dim=-1))
+            kept.taken += 1
+            out = kept.parts[index]
+            if kept.taken == len(self.widths):
+                kept.input, kept.parts = None, []  # hold no activations between forward passes
             return out
 
     class Third(torch.nn.Module):

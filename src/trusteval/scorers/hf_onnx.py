@@ -10,6 +10,7 @@ about 2.5x faster than the fused float path, scores within 0.01 of float.
 from __future__ import annotations
 
 import inspect
+import logging
 import tempfile
 import warnings
 from pathlib import Path
@@ -79,5 +80,10 @@ def int8_weights(path: Path) -> Path:
     except ImportError:
         raise missing_extra("onnx", "onnx") from None
     quantized = path.with_name("model.int8.onnx")
-    quantize_dynamic(str(path), str(quantized), weight_type=QuantType.QInt8)
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)  # its advice to pre-process the model, logged on the root logger each time
+    try:
+        quantize_dynamic(str(path), str(quantized), weight_type=QuantType.QInt8)
+    finally:
+        logging.disable(previous)
     return quantized
