@@ -1,6 +1,7 @@
 """The hf classifier scorer against the FLOP limit, against its eager model, and its int8 option, in one run.
 
 Usage: python bench/bench_hf_scorer.py [--model DIR] [--texts 1024] [--layers 6] [--batch-size 32] [--rounds 3]
+       [--onnx]
 
 Without --model it builds a randomly initialised BERT classifier of roberta-base's width (hidden 768,
 intermediate 3072, 12 heads; --layers of them, 6 by default to halve the run: every layer does the same work,
@@ -8,7 +9,8 @@ so the fraction hardly depends on the count; weights do not change the arithmeti
 offline tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR; 1,024 texts by default, one
 pipeline call (CALL_BATCHES x batch size), so the padding is a run's. The machine is shared, so each round
 measures, interleaved: the fp32 matmul rate on the model's own layer shapes, the scorer as shipped (oneDNN-fused
-float32), the same with fuse=0 (the eager model) and with quantize=int8. Reported (medians over rounds, with
+float32), the same with fuse=0 (the eager model) and with quantize=int8 (with --onnx also runtime=onnx, float
+and int8). Reported (medians over rounds, with
 the load average before and after):
 - texts/s for each, and speedups over the eager model within each round (wall and CPU seconds);
 - the FLOP-limit fraction: texts/s divided by (matmul rate / FLOPs per text), per wall and per CPU second, with
