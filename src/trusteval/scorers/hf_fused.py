@@ -5,7 +5,7 @@ then accumulates the matmul onto it, an extra pass over the largest tensors of t
 add are two more passes. oneDNN applies the bias, the GELU and the residual add in the matmul's own epilogue
 (`torch.ops.mkldnn._linear_pointwise`, what torch.compile's CPU backend emits), so only the matmul's own pass
 remains. The weights are packed once into oneDNN's layout. The arithmetic is the same fp32 (scores move by
-about 1e-7; tests/test_hf_classifier.py holds them to 1e-5 of the eager model).
+about 1e-7; tests/test_hf_fused.py and tests/test_hf_classifier.py hold them to 1e-5 of the eager model).
 
 Modules are rewritten by shape, not by class name, so BERT, RoBERTa, XLM-R and their copies match:
 - an attention's `query`, `key` and `value` Linears become one matmul over the concatenated weights (1.2x the
@@ -22,11 +22,11 @@ import threading
 from typing import Any
 
 PROJECTIONS = ("query", "key", "value")
-PACKING_BATCH_HINT = 1024  # tokens per forward pass oneDNN tunes the packed layout for (32 texts x ~32 tokens)
+PACKING_BATCH_HINT = 1024  # rows per matmul oneDNN tunes the packed layout for (a batch: 32 texts x 30-50 tokens)
 
 
 def available(torch: Any) -> bool:
-    """oneDNN's fused linear exists in this torch build and runs on this CPU."""
+    """This torch build has oneDNN and its fused linear ops (x86 and ARM builds of torch do)."""
     ops = getattr(torch.ops, "mkldnn", None)
     if not torch.backends.mkldnn.is_available() or ops is None:
         return False
