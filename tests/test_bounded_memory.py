@@ -203,3 +203,35 @@ def test_seen_subjects_keep_each_subject_once() -> None:
     assert seen.add_new([c, a, "not a hash", c]) == [c, "not a hash"]
     assert seen.add_new(["not a hash", b, "0" * 64]) == ["0" * 64]
     assert len(seen) == 5
+
+
+def _labelled_csv(path, rows: int):
+    lines = ["text,label,category"] + [f"sentence number {i},{i % 2},{('race', 'gender')[i % 2]}" for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_csv_file_s_records_are_read_again_not_held(tmp_path) -> None:
+    import tracemalloc
+
+    from trusteval.data.files import read_records
+
+    path = _labelled_csv(tmp_path / "data.csv", 20_000)
+    tracemalloc.start()
+    records = read_records(path)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert held < 2_000_000, f"{held:,} bytes held: every row dict (about 8 MB) is kept"
+    assert len(records) == 20_000 and records[0] == (2, {"text": "sentence number 0", "label": "0", "category": "race"})
+    assert records[-1][0] == 20_001 and [line for line, _ in records][:3] == [2, 3, 4]
+    assert list(records) == list(records)
+
+
+def test_prompts_of_a_file_share_their_language_class_and_empty_attributes(tmp_path) -> None:
+    from trusteval.data import load_dataset
+    from trusteval.data.sources import DataContext
+
+    path = _labelled_csv(tmp_path / "data.csv", 6)
+    prompts = load_dataset(f"file:{path}?lang=zh", DataContext(data_dir=None, cache_dir=tmp_path)).prompts
+    assert [p.category for p in prompts] == ["race", "gender"] * 3 and prompts[0].attributes == {}
+    assert prompts[0].category is prompts[2].category and prompts[0].attributes is prompts[1].attributes
