@@ -235,3 +235,14 @@ def test_prompts_of_a_file_share_their_language_class_and_empty_attributes(tmp_p
     prompts = load_dataset(f"file:{path}?lang=zh", DataContext(data_dir=None, cache_dir=tmp_path)).prompts
     assert [p.category for p in prompts] == ["race", "gender"] * 3 and prompts[0].attributes == {}
     assert prompts[0].category is prompts[2].category and prompts[0].attributes is prompts[1].attributes
+
+
+def test_each_chunk_s_freed_memory_goes_back_to_the_system(tmp_path, data_dir, cache_dir, counting, monkeypatch):
+    from trusteval.pipeline import memory
+
+    assert memory.release_free_memory() is True, "glibc's malloc_trim is found on this Linux machine"
+    calls: list[int] = []
+    monkeypatch.setattr(generate, "release_free_memory", lambda: calls.append(len(counting.alive)))
+    monkeypatch.setattr(generate, "GENERATE_CHUNK", 10)
+    execute(_spec(tmp_path / "ws", data_dir, cache_dir), env={})
+    assert calls == [5, 10, 15, 20], "after each chunk of 10 requests (5 batches of 2)"

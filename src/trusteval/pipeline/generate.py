@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from trusteval.leases import CLAIM_AHEAD, Leases
 from trusteval.models import Backend, BackendSettings, ModelSpec, load_backend
+from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
 from trusteval.records import Generation, Request
@@ -54,6 +55,8 @@ async def generate_stage(
                     summary.reused += answered
                     waiting = await _answer_leased(backend, requests, store, leases, progress, summary)
                     foreign += [r.key for r in waiting]
+                    del requests, waiting
+                    release_free_memory()
                 await _wait_for_others(backend, foreign, store, leases, progress, summary)
             finally:
                 await backend.aclose()

@@ -23,6 +23,7 @@ from trusteval.config import RunSpec
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, load_backend, preflight
 from trusteval.pipeline.generate import OpenBackend, generate_stage
+from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.prepare import (
     backend_settings,
     distinct_models,
@@ -74,6 +75,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     if not plan.items:
         raise UsageError("the run has no requests: the dataset selection is empty")
     plan = shard_plan(plan, spec.shard)
+    release_free_memory()  # what reading the data file took beside its prompts
     settings = backend_settings(spec, env)
     models = distinct_models(spec.models)
     for model in models.values():

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from trusteval.benchmarks.base import Benchmark
+from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.seen import SeenSubjects
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
@@ -86,6 +87,8 @@ def input_chunks(items: Sequence[RunItem], task: ScoringTask) -> Iterator[dict[s
         inputs = task_inputs(chunk, task)
         fresh = seen.add_new(list(inputs))
         yield inputs if len(fresh) == len(inputs) else {subject: inputs[subject] for subject in fresh}
+        del chunk, inputs
+        release_free_memory()
 
 
 async def control_stage(
