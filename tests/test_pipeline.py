@@ -116,3 +116,22 @@ def test_prompt_toxicity_from_labels_needs_no_prompt_scores(tmp_path, data_dir, 
     store = Store.open(tmp_path / "ws")
     assert store.aggregate(summary.run_id, "tasks") == {"response_toxicity": "cold-tfidf@2"}
     store.close()
+
+
+def test_a_store_file_another_run_is_still_creating_has_no_verdicts(tmp_path, data_dir, cache_dir):
+    """Two runs started at once on a new store: one checks the stored scorer verdicts while the other has
+    created the file but not yet its tables (it failed one run in five with 'no such table: runs')."""
+    import sqlite3
+
+    from trusteval.pipeline.prepare import validity_warnings
+    from trusteval.scorers.base import ScoringTask
+
+    spec = _spec(tmp_path, data_dir, cache_dir)
+    (tmp_path / "ws").mkdir()
+    sqlite3.connect(tmp_path / "ws" / "trusteval.sqlite").execute("PRAGMA journal_mode = WAL").close()
+
+    async def never(inputs):
+        raise AssertionError
+
+    task = ScoringTask("response_toxicity", "cold-tfidf@2", lambda item: None, never, 8)
+    assert validity_warnings(spec, [task], "0" * 64) == ()

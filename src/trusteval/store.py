@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
@@ -150,6 +150,22 @@ def _open_failure(folder: Path, exc: BaseException) -> str:
     return _hint(str(exc))
 
 
+def _content_keys(remembered: int = 1024) -> Callable[[Prompt], str]:
+    """Prompt.content_key, remembered for the last `remembered` prompts asked: a prompt's items follow one
+    another (its variants and seeds), so this hashes each prompt about once per model, in bounded memory."""
+    keys: dict[int, tuple[Prompt, str]] = {}  # the prompt is kept too: its id() is not reused while remembered
+
+    def key_of(prompt: Prompt) -> str:
+        found = keys.get(id(prompt))
+        if found is None or found[0] is not prompt:
+            if len(keys) >= remembered:
+                keys.clear()
+            found = keys[id(prompt)] = (prompt, prompt.content_key)
+        return found[1]
+
+    return key_of
+
+
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     message = str(exc).lower()
     return "locked" in message or "busy" in message
@@ -268,49 +284,59 @@ class Store(StoreReads):
         dataset: str,
         spec: dict[str, Any],
         prompts: Iterable[Prompt],
-        items: Collection[tuple[Request, str, Prompt, dict[str, Any]]],
+        items: Iterable[tuple[Request, str, Prompt, dict[str, Any]]],
         replaces: Callable[[str], bool] | None = None,
     ) -> None:
         """Record a run and its planned requests in one transaction: a run is all there or not at all.
 
-        `items` are (request, model spec as the user wrote it, prompt, variant) tuples; they are read twice
-        and written in chunks of WRITE_CHUNK rows, so a run's rows are never all encoded at once. Running the
-        same run again replaces its stored items (those whose request key `replaces` accepts: a shard replaces
-        only its own slice), so a run always reflects the data it last planned (an edited data file gives
-        other prompt versions) and its spec as last written (the same run id means the same work; only
-        operational options can differ); stored prompts, answers and scores are never overwritten.
+        `items` are (request, model spec as the user wrote it, prompt, variant) tuples, re-iterable (a plan
+        builds them again on every pass): they are read once when the run has no stored items, twice when it
+        has (to compare them), and written in chunks of WRITE_CHUNK rows, so a run's rows are never all held.
+        Running the same run again replaces its stored items (those whose request key `replaces` accepts: a
+        shard replaces only its own slice), so a run always reflects the data it last planned (an edited data
+        file gives other prompt versions) and its spec as last written (the same run id means the same work;
+        only operational options can differ); stored prompts, answers and scores are never overwritten.
         """
         now = time.time()
-        keys: dict[int, str] = {}  # a prompt's content key, hashed once however many items ask it
-
-        def key_of(prompt: Prompt) -> str:
-            if id(prompt) not in keys:
-                keys[id(prompt)] = prompt.content_key
-            return keys[id(prompt)]
-
-        planned = RowDigest()
-        for request, model, prompt, _ in items:
-            planned.add(request.key, model, key_of(prompt))
-        recorded = self._items_digest(run_id, replaces)  # this shard's slice
-        resumed = recorded.count > 0 and recorded == planned  # its requests and items are stored already
-        if resumed:  # so are the prompts its items ask: hashing them again is most of a rerun's planning cost
-            prompts = [p for p in prompts if id(p) not in keys]
+        stored = self.count_run_items(run_id)
+        resumed, asked = self._resumes(run_id, items, replaces)
         try:
             with self.transaction() as conn:
+                if self.count_run_items(run_id) != stored:  # another process recorded this run meanwhile
+                    resumed, asked = self._resumes(run_id, items, replaces)
                 conn.execute(
                     "INSERT INTO runs VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE SET"
                     " updated_at=excluded.updated_at, status='running', spec=excluded.spec",
                     (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
                 )
-                for chunk in batched(prompts, WRITE_CHUNK):
+                unasked = (p for p in prompts if id(p) not in asked)  # asked ones are stored with the items
+                for chunk in batched(unasked, WRITE_CHUNK):
                     conn.executemany(f"INSERT OR IGNORE INTO prompts ({PROMPT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                                     [prompt_row(p, key_of(p)) for p in chunk])  # fmt: skip
+                                     [prompt_row(p, p.content_key) for p in chunk])  # fmt: skip
                 if not resumed:
                     self._drop_items(run_id, replaces)
                     for chunk in batched(items, WRITE_CHUNK):
-                        self._insert_items(run_id, chunk, key_of)
+                        self._insert_items(run_id, chunk, _content_keys())
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
+
+    def _resumes(
+        self,
+        run_id: str,
+        items: Iterable[tuple[Request, str, Prompt, dict[str, Any]]],
+        replaces: Callable[[str], bool] | None,
+    ) -> tuple[bool, set[int]]:
+        """Whether the run's stored items (this shard's slice) are the planned ones, and then the id() of
+        every prompt they ask (stored already: hashing them again is most of a rerun's planning cost). The
+        items' prompts are objects of the run's `prompts`, alive throughout, so their id()s stay theirs."""
+        recorded = self._items_digest(run_id, replaces)
+        if recorded.count == 0:  # a first run: nothing to compare, no pass over the items
+            return False, set()
+        planned, asked, key_of = RowDigest(), set(), _content_keys()
+        for request, model, prompt, _ in items:
+            planned.add(request.key, model, key_of(prompt))
+            asked.add(id(prompt))
+        return (True, asked) if recorded == planned else (False, set())
 
     def _insert_items(
         self,

@@ -12,13 +12,31 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from trusteval.records import Score, ScoreStatus
+from trusteval.records import GenerationParams, Request, Score, ScoreStatus
 from trusteval.store_rows import RunItem, chunked, run_item
 
 READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
 SCRIPT_FUNCTION = "trusteval_script_code"  # SQL name of the response-script function the caller passes
 ScriptCode = Callable[[str | None], float | None]
 SKIP_FUNCTION = "trusteval_skip_text"  # SQL name of the "not scored" test of a response text the caller passes
+KEEP_FUNCTION = "trusteval_keep_key"  # SQL name of the "in this slice" test of a request key the caller passes
+
+# A model's items of a run, after a rowid, each with whether it is answered and, if not, its request.
+MODEL_ITEMS_SQL = f"""
+SELECT i.rowid, i.request_key, g.key IS NOT NULL, r.model,
+       CASE WHEN g.key IS NULL THEN r.messages END, r.params, r.seed
+FROM run_items i NOT INDEXED JOIN requests r ON r.key = i.request_key
+LEFT JOIN generations g ON g.key = i.request_key
+WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ? AND i.model = ? AND {KEEP_FUNCTION}(i.request_key)
+ORDER BY i.rowid
+LIMIT ?
+"""
+ANSWERED_SQL = f"""
+SELECT i.model, SUM(g.key IS NOT NULL), SUM(g.key IS NULL)
+FROM run_items i NOT INDEXED LEFT JOIN generations g ON g.key = i.request_key
+WHERE i.rowid BETWEEN ? AND ? AND i.run_id = ? AND {KEEP_FUNCTION}(i.request_key)
+GROUP BY i.model
+"""
 
 PROMPT_SUBJECTS_SQL = """
 SELECT DISTINCT p.subject AS subject FROM run_items i NOT INDEXED
@@ -142,6 +160,41 @@ class StoreReads:
             "SELECT min(rowid), max(rowid) FROM run_items WHERE run_id=?", (run_id,)
         ).fetchone()
         return lowest, highest
+
+    def answered_counts(self, run_id: str, keep: Callable[[str], bool] | None = None) -> dict[str, tuple[int, int]]:
+        """{model: (its items that have an answer, those that have none)} of a run's items whose request key
+        `keep` accepts. Counted in SQL: no item read into Python."""
+        self.conn.create_function(KEEP_FUNCTION, 1, keep or _every, deterministic=True)
+        lowest, highest = self.run_item_rowids(run_id)
+        return {
+            model: (answered, left) for model, answered, left in self._tuples(ANSWERED_SQL, (lowest, highest, run_id))
+        }
+
+    def iter_model_requests(
+        self, run_id: str, model: str, keep: Callable[[str], bool] | None = None, chunk_size: int = READ_CHUNK
+    ) -> Iterator[tuple[int, list[Request]]]:
+        """A model's items of a run in planned order, `chunk_size` at a time (those whose request key `keep`
+        accepts): per chunk, how many are answered, and the requests of the others, rebuilt from their rows.
+        One query per chunk, so answers written between chunks are seen."""
+        self.conn.create_function(KEEP_FUNCTION, 1, keep or _every, deterministic=True)
+        lowest, highest = self.run_item_rowids(run_id)
+        if lowest is None:
+            return
+        after = lowest - 1
+        while rows := self._tuples(MODEL_ITEMS_SQL, (after, highest, run_id, model, chunk_size)):
+            after = rows[-1][0]
+            requests = [_request(*row[1:2], *row[3:]) for row in rows if not row[2]]
+            yield len(rows) - len(requests), requests
+
+    def requests(self, keys: Iterable[str]) -> list[Request]:
+        """The stored requests of `keys` (in no particular order)."""
+        found: list[Request] = []
+        for chunk in chunked(list(dict.fromkeys(keys)), 900):
+            query = (
+                f"SELECT key, model, messages, params, seed FROM requests WHERE key IN ({','.join('?' * len(chunk))})"
+            )
+            found += [_request(*row) for row in self._tuples(query, chunk)]
+        return found
 
     def count_run_items(self, run_id: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
@@ -292,6 +345,16 @@ class StoreReads:
             query = sql.format(",".join("?" * len(chunk)))
             found.update(row[0] for row in self.conn.execute(query, (*leading, *chunk)))
         return found
+
+
+def _every(key: str) -> bool:
+    return True
+
+
+def _request(key: str, model: str, messages: str, params: str, seed: int) -> Request:
+    """A Request as it was planned, from its stored row (the key is the planned one, not hashed again)."""
+    turns = tuple((role, content) for role, content in json.loads(messages))
+    return Request(key=key, model=model, messages=turns, params=GenerationParams(**json.loads(params)), seed=seed)
 
 
 def _models_query(sql: str, models: Sequence[str]) -> str:

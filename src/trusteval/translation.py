@@ -141,7 +141,7 @@ async def translate(
     try:
         record_run(store, spec, plan, [])
         summary = RunSummary(spec.run_id, TRANSLATE_BENCHMARK, source.name, requests=len(items))
-        await generate_stage(store, plan, {job.model: model}, settings, progress, summary)
+        await generate_stage(store, spec.run_id, {job.model: model}, settings, progress, summary)
         result = _write_outputs(job, source, store.run_items(spec.run_id), spec.run_id)
         store.finish_run(spec.run_id, "complete" if not result.failed else "incomplete")
     finally:

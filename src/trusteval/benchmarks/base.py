@@ -7,9 +7,10 @@ tables from stored rows). It never writes to the store itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset
@@ -17,7 +18,7 @@ from trusteval.data.sources import DataContext
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
-from trusteval.shards import parse_shard, shard_of
+from trusteval.shards import in_shard, parse_shard
 from trusteval.store import RunItem
 from trusteval.tables.table import Table, TableNotes
 
@@ -34,7 +35,7 @@ class PlannedItem:
 class Plan:
     dataset: LoadedDataset
     prompts: list[Prompt]
-    items: list[PlannedItem]
+    items: Sequence[PlannedItem]  # a PlanItems (built again on every pass) from plan_requests
     notes: tuple[str, ...] = ()
 
 
@@ -70,25 +71,78 @@ def render_messages(template: str, text: str, system: str | None = None) -> tupl
     return ((("system", system),) if system else ()) + (("user", user),)
 
 
-def plan_requests(
-    spec: RunSpec,
-    prompts: Iterable[Prompt],
-    render: Callable[[Prompt], Iterable[tuple[tuple[tuple[str, str], ...], dict[str, Any]]]],
-) -> list[PlannedItem]:
+Render = Callable[[Prompt], Iterable[tuple[tuple[tuple[str, str], ...], dict[str, Any]]]]
+
+
+def plan_requests(spec: RunSpec, prompts: Iterable[Prompt], render: Render) -> PlanItems:
     """Every (model, prompt, variant, seed) combination as a planned request.
 
     `render` turns one prompt into its chat messages and a variant description (e.g. the prompt word).
     """
-    prompts = list(prompts)
-    items: list[PlannedItem] = []
-    for raw_model in spec.models:
-        identity = ModelSpec.parse(raw_model).identity
-        for prompt in prompts:
-            for messages, variant in render(prompt):
-                for seed in spec.seeds:
-                    request = Request.build(identity, messages, spec.params, seed)
-                    items.append(PlannedItem(request, raw_model, prompt, variant))
-    return items
+    return PlanItems(spec, prompts if isinstance(prompts, list) else list(prompts), render)
+
+
+class PlanItems(Sequence[PlannedItem]):
+    """A plan's items, model by model, prompt by prompt, variant by variant, seed by seed: built again from the
+    prompts on every pass and never all held, so a plan costs its prompts only (a PlannedItem with its Request
+    is about 700 bytes; a run of 1,000,000 prompts would hold 0.7 GB). `keep` (a request key test) leaves
+    only a shard's slice. A pass costs a content hash per item; the count is cheap without `keep`."""
+
+    def __init__(
+        self, spec: RunSpec, prompts: list[Prompt], render: Render, keep: Callable[[str], bool] | None = None
+    ) -> None:
+        self.spec = spec
+        self.prompts = prompts
+        self.render = render
+        self.keep = keep
+        self.identities = {raw: ModelSpec.parse(raw).identity for raw in spec.models}
+        self._count: int | None = None
+
+    def where(self, keep: Callable[[str], bool], count: int, models: Iterable[str]) -> PlanItems:
+        """The items whose request key `keep` accepts, of which there are `count`, of `models` (a shard's
+        slice, counted by the caller's one pass over it)."""
+        sliced = PlanItems(self.spec, self.prompts, self.render, keep)
+        present = set(models)
+        sliced.identities = {raw: identity for raw, identity in self.identities.items() if raw in present}
+        sliced._count = count
+        return sliced
+
+    def __iter__(self) -> Iterator[PlannedItem]:
+        spec, keep = self.spec, self.keep
+        for raw_model, identity in self.identities.items():
+            for prompt in self.prompts:
+                for messages, variant in self.render(prompt):
+                    for seed in spec.seeds:
+                        request = Request.build(identity, messages, spec.params, seed)
+                        if keep is None or keep(request.key):
+                            yield PlannedItem(request, raw_model, prompt, variant)
+
+    def __len__(self) -> int:
+        if self._count is None and self.keep is not None:
+            self._count = sum(1 for _ in self)
+        elif self._count is None:
+            variants = sum(1 for prompt in self.prompts for _ in self.render(prompt))
+            self._count = len(self.identities) * variants * len(self.spec.seeds)
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> PlannedItem: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[PlannedItem]: ...
+    def __getitem__(self, index: int | slice) -> PlannedItem | list[PlannedItem]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(index)
+        return next(itertools.islice(self, position, None))
+
+
+def model_identities(items: Sequence[PlannedItem]) -> dict[str, str]:
+    """{model spec as written: model identity} of the models that have items, in plan order."""
+    if isinstance(items, PlanItems):
+        return dict(items.identities) if items else {}
+    return {i.model: i.request.model for i in items}
 
 
 def shard_plan(plan: Plan, shard: str | None) -> Plan:
@@ -96,8 +150,18 @@ def shard_plan(plan: Plan, shard: str | None) -> Plan:
     if shard is None:
         return plan
     index, count = parse_shard(shard)
-    items = [item for item in plan.items if shard_of(item.request.key, count) == index]
-    used = {(item.prompt.dataset, item.prompt.id) for item in items}
+    keep = in_shard(shard)
+    assert keep is not None
+    size, models, used = 0, set(), set()  # of the slice, in one pass: a shard's prompts are 1/n of the run's
+    for item in plan.items:
+        if keep(item.request.key):
+            size += 1
+            models.add(item.model)
+            used.add((item.prompt.dataset, item.prompt.id))
+    if isinstance(plan.items, PlanItems):
+        items: Sequence[PlannedItem] = plan.items.where(keep, size, models)
+    else:
+        items = [item for item in plan.items if keep(item.request.key)]
     prompts = [p for p in plan.prompts if (p.dataset, p.id) in used]
     note = f"shard {index}/{count}: {len(items)} of {len(plan.items)} requests; `trusteval merge` joins the shards"
     return replace(plan, items=items, prompts=prompts, notes=(*plan.notes, note))

@@ -16,6 +16,7 @@ the file's sha256 and the mapping, so two different files (or mappings) never sh
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ from trusteval.records import Prompt, content_hash
 from trusteval.specs import Spec
 
 DEFAULT_LABELS = {"0": 0, "1": 1}
+NO_ATTRIBUTES: dict[str, str] = {}  # shared by every prompt without attribute columns (64 bytes each): read only
 LANG_COLUMN = "lang"
 
 
@@ -119,14 +121,15 @@ class RowReader:
         prompt_id = _cell(path, line, row, cols.id) if cols.id else str(line)
         if not prompt_id:
             raise DataError(path, "empty id", line=line, field=cols.id)
+        category = self._category(line, row)
         return Prompt(
             id=prompt_id,
             dataset=self.name,
             text=text,
-            lang=lang,
+            lang=sys.intern(lang),  # the few languages and classes are each one string, not one per prompt
             label=self._label(line, row),
-            category=self._category(line, row),
-            attributes={c: _cell(path, line, row, c) for c in cols.attributes},
+            category=category if category is None else sys.intern(category),
+            attributes={c: _cell(path, line, row, c) for c in cols.attributes} if cols.attributes else NO_ATTRIBUTES,
         )
 
     def _label(self, line: int, row: Mapping[str, Any]) -> int | None:

@@ -96,7 +96,7 @@ def comment_class(annotations: Sequence[Annotation]) -> str:
     return max(counts, key=lambda c: (counts[c], characters[c], -CLASS_ORDER.index(c)))
 
 
-def _read(context: DataContext, filename: str, columns: list[str]) -> tuple[Path, list[tuple[int, dict]]]:
+def _read(context: DataContext, filename: str, columns: list[str]) -> tuple[Path, Sequence[tuple[int, dict]]]:
     path = dataset_file(NAME, filename, context)
     records = read_records(path)
     require_columns(path, list(records[0][1]), columns)

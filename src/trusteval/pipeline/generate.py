@@ -1,8 +1,10 @@
-"""The generate stage: answer every planned request not stored yet, each batch committed as it completes.
+"""The generate stage: answer every recorded request of a run not stored yet, each batch committed as it
+completes.
 
-Two processes running the same spec on one store share the work through request-key leases (leases.py):
-each request is answered once; a process waits for the answers another process holds and takes over a
-request whose lease runs out.
+The requests are read from the store (the run's items, recorded by `Store.begin_run`) a chunk at a time, so
+the stage holds one chunk of requests, whatever the run's size. Two processes running the same spec on one
+store share the work through request-key leases (leases.py): each request is answered once; a process waits
+for the answers another process holds (keeping their keys only) and takes over a request whose lease runs out.
 """
 
 from __future__ import annotations
@@ -12,63 +14,70 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from trusteval.benchmarks.base import Plan
 from trusteval.leases import CLAIM_AHEAD, Leases
 from trusteval.models import Backend, BackendSettings, ModelSpec, load_backend
+from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
 from trusteval.records import Generation, Request
 from trusteval.store import Store
 
 LEASE_POLL_S = 0.5  # how often a run waiting on another process's requests looks for their answers
+GENERATE_CHUNK = 10_000  # requests read from the store, and sorted by length for a batching backend, at a time
 OpenBackend = Callable[[ModelSpec, BackendSettings], Backend]
 
 
 async def generate_stage(
     store: Store,
-    plan: Plan,
+    run_id: str,
     models: dict[str, ModelSpec],
     settings: BackendSettings,
     progress: ProgressSink,
     summary: RunSummary,
     *,
+    keep: Callable[[str], bool] | None = None,
     open_backend: OpenBackend = load_backend,
 ) -> None:
-    stored = store.stored_generation_keys(i.request.key for i in plan.items)
-    pending: dict[str, dict[str, Request]] = {}
-    for item in plan.items:
-        if item.request.key not in stored:
-            pending.setdefault(item.model, {})[item.request.key] = item.request
-    unique_keys = {i.request.key for i in plan.items}
-    summary.reused = len(unique_keys & stored)
-    progress.start("generate", sum(len(r) for r in pending.values()))
+    """Answer the run's requests that have no answer, model by model (those whose key `keep` accepts: a shard's
+    slice); the answered ones count as reused."""
+    counts = store.answered_counts(run_id, keep)
+    progress.start("generate", sum(left for _, left in counts.values()))
     async with Leases(store) as leases:
-        for raw_model, requests in pending.items():
-            backend = open_backend(models[raw_model], settings)
+        for raw_model, model in models.items():
+            answered, left = counts.get(raw_model, (0, 0))
+            if not left:  # nothing to ask: the model is not even opened
+                summary.reused += answered
+                continue
+            backend = open_backend(model, settings)
             try:
-                await _generate_with(backend, list(requests.values()), store, leases, progress, summary)
+                foreign: list[str] = []
+                for answered, requests in store.iter_model_requests(run_id, raw_model, keep, GENERATE_CHUNK):
+                    summary.reused += answered
+                    waiting = await _answer_leased(backend, requests, store, leases, progress, summary)
+                    foreign += [r.key for r in waiting]
+                    del requests, waiting
+                    release_free_memory()
+                await _wait_for_others(backend, foreign, store, leases, progress, summary)
             finally:
                 await backend.aclose()
     progress.finish("generate")
 
 
-async def _generate_with(
-    backend: Backend, requests: list[Request], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
+async def _wait_for_others(
+    backend: Backend, waiting: list[str], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
 ) -> None:
-    """Answer the requests this process holds leases on, then wait for those another process is answering
-    (taking over any whose lease runs out)."""
-    waiting = await _answer_leased(backend, requests, store, leases, progress, summary)
+    """Wait for the requests (keys) another process holds, taking over any whose lease runs out."""
     while waiting:
-        answered = store.stored_generation_keys(r.key for r in waiting)
+        answered = store.stored_generation_keys(waiting)
         summary.reused += len(answered)
         progress.advance("generate", len(answered))
-        waiting = [r for r in waiting if r.key not in answered]
-        taken = set(leases.retry_foreign([r.key for r in waiting]))
+        waiting = [key for key in waiting if key not in answered]
+        taken = set(leases.retry_foreign(waiting))
         if taken:
-            mine = [r for r in waiting if r.key in taken]
-            waiting = [r for r in waiting if r.key not in taken] + await _answer_leased(
-                backend, mine, store, leases, progress, summary
-            )
+            order = {key: index for index, key in enumerate(waiting)}
+            mine = sorted(store.requests(taken), key=lambda r: order[r.key])
+            left = await _answer_leased(backend, mine, store, leases, progress, summary)
+            waiting = [key for key in waiting if key not in taken] + [r.key for r in left]
         elif waiting:
             await asyncio.sleep(LEASE_POLL_S)
 

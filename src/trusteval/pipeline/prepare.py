@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from trusteval.benchmarks.base import Benchmark, Plan
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
-from trusteval.errors import UsageError
+from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, check_spec
 from trusteval.safetext import one_line
 from trusteval.scorers.base import ScorerContext, ScoringTask
@@ -79,9 +79,9 @@ def backend_settings(spec: RunSpec, env: Mapping[str, str]) -> BackendSettings:
 def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:
     """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data; with
     --require-valid-scorer, refuse (exit 2) unless each is judged valid. Reads the store only."""
-    found = {t.scorer_id: None for t in tasks if t.name.endswith("toxicity")}
-    if found and (spec.store_path() / STORE_FILENAME).is_file():
-        store = Store.open_read_only(spec.store_path())
+    found: dict[str, dict | None] = {t.scorer_id: None for t in tasks if t.name.endswith("toxicity")}
+    store = _existing_store(spec.store_path()) if found else None
+    if store is not None:
         try:
             found = {scorer: stored_verdict(store, scorer, data_sha256) for scorer in found}
         finally:
@@ -102,6 +102,19 @@ def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: 
     for line in warnings:
         print(f"warning: {one_line(line)}", file=sys.stderr)
     return warnings
+
+
+def _existing_store(folder: Path) -> Store | None:
+    """The store in `folder` for reading, or None when there is none yet, or when another process has just
+    created its file and not yet its tables (two runs started at once on a new store: no verdict is stored)."""
+    if not (folder / STORE_FILENAME).is_file():
+        return None
+    try:
+        return Store.open_read_only(folder)
+    except StoreError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
 
 
 def open_executor(spec: RunSpec) -> RayExecutor | None:

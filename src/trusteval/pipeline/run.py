@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,12 @@ from typing import Any
 from trusteval import __version__
 from trusteval.asyncrun import run_coroutine
 from trusteval.benchmarks import BENCHMARKS
-from trusteval.benchmarks.base import Benchmark, Plan, shard_plan
+from trusteval.benchmarks.base import Benchmark, Plan, PlannedItem, model_identities, shard_plan
 from trusteval.config import RunSpec
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, load_backend, preflight
 from trusteval.pipeline.generate import OpenBackend, generate_stage
+from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.prepare import (
     backend_settings,
     distinct_models,
@@ -34,6 +35,7 @@ from trusteval.pipeline.prepare import (
 from trusteval.pipeline.score import control_stage, score_stage
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import NullProgress, ProgressSink
+from trusteval.records import Prompt, Request
 from trusteval.report.results import stored_results
 from trusteval.report.tables import write_tables
 from trusteval.run_owner import record_owner, release_run
@@ -73,6 +75,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     if not plan.items:
         raise UsageError("the run has no requests: the dataset selection is empty")
     plan = shard_plan(plan, spec.shard)
+    release_free_memory()  # what reading the data file took beside its prompts
     settings = backend_settings(spec, env)
     models = distinct_models(spec.models)
     for model in models.values():
@@ -119,7 +122,14 @@ async def _generate_score_report(context: RunContext) -> RunSummary:
     summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
     clock = time.monotonic()
     await generate_stage(
-        store, plan, context.models, context.settings, progress, summary, open_backend=context.open_backend
+        store,
+        run_id,
+        context.models,
+        context.settings,
+        progress,
+        summary,
+        keep=in_shard(spec.shard),
+        open_backend=context.open_backend,
     )
     timings = {"generate": time.monotonic() - clock}
     items = RunItems(store, run_id)  # read again, chunk by chunk, by each stage: never all held
@@ -179,12 +189,12 @@ def record_run(
         dataset=plan.dataset.name,
         spec=spec.model_dump(),
         prompts=plan.prompts,
-        items=[(i.request, i.model, i.prompt, i.variant) for i in plan.items],
+        items=ItemRows(plan.items),
         replaces=in_shard(spec.shard),
     )
     store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
     store.put_aggregate(spec.run_id, "tool", {"trusteval": __version__})  # of the latest invocation
-    identities = {i.model: i.request.model for i in plan.items}
+    identities = model_identities(plan.items)
     store.put_aggregate(spec.run_id, "models", identities)  # what `trusteval tables` keys rows by
     data = {
         "notes": list(plan.notes),
@@ -195,3 +205,14 @@ def record_run(
     store.put_aggregate(spec.run_id, "data", data)
     if spec.shard:
         store.put_aggregate(spec.run_id, "shard", spec.shard)
+
+
+class ItemRows:
+    """A plan's items as the (request, model, prompt, variant) rows `Store.begin_run` records: each pass
+    builds them again from the plan (it makes one or two), so they are never all held."""
+
+    def __init__(self, items: Sequence[PlannedItem]) -> None:
+        self.items = items
+
+    def __iter__(self) -> Iterator[tuple[Request, str, Prompt, dict[str, Any]]]:
+        return ((i.request, i.model, i.prompt, i.variant) for i in self.items)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,15 +62,30 @@ async def score_missing(
     `shuffle_seed` scores them in a seeded random order (a judge must not see pairs in a systematic order,
     because of position effects); `in_flight` batches are scored at once (a pool of remote workers), each
     committed as it completes."""
-    done = store.scored_subjects(task.scorer_id, inputs)
-    todo: Batch = [(subject, value) for subject, value in inputs.items() if subject not in done]
-    if shuffle_seed is not None:
-        random.Random(shuffle_seed).shuffle(todo)
-    counts = ScoreCounts(attempted=len(todo), reused=len(done))
-    counts.unparsed = store.count_unparsed(task.scorer_id, done)  # counted in SQL: no Score held per subject
+    return await score_chunks(store, task, [inputs], progress, stage, shuffle_seed=shuffle_seed, in_flight=in_flight)
+
+
+async def score_chunks(
+    store: Store,
+    task: Scoring,
+    chunks: Iterable[Mapping[str, Inputs]],
+    progress: ProgressSink,
+    stage: str,
+    *,
+    total: int | None = None,
+    shuffle_seed: int | None = None,
+    in_flight: int = 1,
+) -> ScoreCounts:
+    """`score_missing` over inputs given a chunk at a time (no subject in two chunks), so a run's inputs are
+    never all held; `total` (the subjects left to score, for progress) defaults to the first chunk's.
+
+    With `shuffle_seed`, each chunk's subjects are shuffled by one seeded generator drawn on from chunk to
+    chunk: a single chunk is scored in exactly `score_missing`'s order, and a run in any number of chunks in
+    the same order every time."""
+    rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
+    counts = ScoreCounts()
     size = max(1, task.batch_size)
-    batches = [todo[start : start + size] for start in range(0, len(todo), size)]
-    progress.start(stage, len(todo))
+    started = False
 
     async def score_and_commit(batch: Batch) -> None:
         scores = await score_batch(task, batch)
@@ -82,7 +97,21 @@ async def score_missing(
         counts.unparsed += unparsed
         progress.advance(stage, len(batch), failed=failures, unparsed=unparsed)
 
-    await _each(batches, score_and_commit, max(1, in_flight))
+    for inputs in chunks:
+        done = store.scored_subjects(task.scorer_id, inputs)
+        todo: Batch = [(subject, value) for subject, value in inputs.items() if subject not in done]
+        if rng is not None:
+            rng.shuffle(todo)
+        counts.attempted += len(todo)
+        counts.reused += len(done)
+        counts.unparsed += store.count_unparsed(task.scorer_id, done)  # counted in SQL: no Score held per subject
+        if not started:
+            progress.start(stage, len(todo) if total is None else total)
+            started = True
+        batches = [todo[start : start + size] for start in range(0, len(todo), size)]
+        await _each(batches, score_and_commit, max(1, in_flight))
+    if not started:
+        progress.start(stage, 0)
     progress.finish(stage)
     return counts
 
