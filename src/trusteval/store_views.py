@@ -4,17 +4,16 @@ memory through them (docs/performance.md)."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import overload
 
+from trusteval.lazyseq import LazySequence
 from trusteval.records import Score, ok_value
 from trusteval.store import Store
 from trusteval.store_reads import READ_CHUNK
 from trusteval.store_rows import RunItem, chunked
 
 
-class RunItems(Sequence[RunItem]):
+class RunItems(LazySequence[RunItem]):
     """A run's items in planned order; iterating reads them again, READ_CHUNK rows at a time."""
 
     def __init__(self, store: Store, run_id: str) -> None:
@@ -33,18 +32,6 @@ class RunItems(Sequence[RunItem]):
         if self._count is None:
             self._count = self.store.count_run_items(self.run_id)
         return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> RunItem: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[RunItem]: ...
-    def __getitem__(self, index: int | slice) -> RunItem | list[RunItem]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(index)
-        return next(itertools.islice(self, position, None))
 
 
 class StoredScores(Mapping[str, Score]):

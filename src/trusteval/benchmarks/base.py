@@ -7,14 +7,14 @@ tables from stored rows). It never writes to the store itself.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset
 from trusteval.data.sources import DataContext
+from trusteval.lazyseq import LazySequence
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
@@ -82,7 +82,7 @@ def plan_requests(spec: RunSpec, prompts: Iterable[Prompt], render: Render) -> P
     return PlanItems(spec, prompts if isinstance(prompts, list) else list(prompts), render)
 
 
-class PlanItems(Sequence[PlannedItem]):
+class PlanItems(LazySequence[PlannedItem]):
     """A plan's items, model by model, prompt by prompt, variant by variant, seed by seed: built again from the
     prompts on every pass and never all held, so a plan costs its prompts only (a PlannedItem with its Request
     is about 700 bytes; a run of 1,000,000 prompts would hold 0.7 GB). `keep` (a request key test) leaves
@@ -124,18 +124,6 @@ class PlanItems(Sequence[PlannedItem]):
             variants = sum(1 for prompt in self.prompts for _ in self.render(prompt))
             self._count = len(self.identities) * variants * len(self.spec.seeds)
         return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> PlannedItem: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[PlannedItem]: ...
-    def __getitem__(self, index: int | slice) -> PlannedItem | list[PlannedItem]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(index)
-        return next(itertools.islice(self, position, None))
 
 
 def model_identities(items: Sequence[PlannedItem]) -> dict[str, str]:

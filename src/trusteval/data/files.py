@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from trusteval.errors import DataError
+from trusteval.lazyseq import LazySequence
 from trusteval.registry import did_you_mean
 
 MAX_FIELD_CHARS = 1_000_000
@@ -71,7 +71,7 @@ def read_records(path: str | Path, *, delimiter: str | None = None) -> Sequence[
     return records
 
 
-class Records(Sequence[Record]):
+class Records(LazySequence[Record]):
     """A text file's records, parsed again by `rows` on every pass; checked (sizes) and counted once."""
 
     def __init__(self, path: Path, rows: Callable[[], Iterator[Record]]) -> None:
@@ -86,18 +86,6 @@ class Records(Sequence[Record]):
 
     def __len__(self) -> int:
         return self.size
-
-    @overload
-    def __getitem__(self, index: int) -> Record: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Record]: ...
-    def __getitem__(self, index: int | slice) -> Record | list[Record]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        position = index + self.size if index < 0 else index
-        if not 0 <= position < self.size:
-            raise IndexError(index)
-        return next(itertools.islice(self.rows(), position, None))
 
 
 def _held(path: Path, records: list[Record]) -> list[Record]:
