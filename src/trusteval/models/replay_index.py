@@ -15,6 +15,7 @@ was when the backend was created, as before.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import os
@@ -136,6 +137,7 @@ class AnswerIndex:
         try:
             self._stamp = self._now()
             self.hashes, self.offsets = self._build()
+            self._keys = self.hashes.data  # a memoryview: bisect reads it in C, as Python ints
             self._check_unchanged()
         except BaseException:
             self._handle.close()
@@ -159,9 +161,11 @@ class AnswerIndex:
         return None
 
     def _rows(self, key: int) -> range:
-        target = np.uint64(key)
-        first = int(np.searchsorted(self.hashes, target, side="left"))
-        return range(first, int(np.searchsorted(self.hashes, target, side="right")))
+        first = bisect.bisect_left(self._keys, key)
+        end = first
+        while end < len(self._keys) and self._keys[end] == key:
+            end += 1
+        return range(first, end)
 
     def _read(self, offset: int) -> Answer:
         self._handle.seek(offset)
