@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trusteval.errors import DataError
-from trusteval.models import BackendSettings, ModelSpec, preflight, replay
+from trusteval.models import BackendSettings, ModelSpec, preflight, replay, replay_index
 from trusteval.records import GenerationParams, Request
 
 
@@ -19,13 +19,13 @@ def reads(monkeypatch, tmp_path):
     """Every answers file read by the replay backend, in order; the hash cache in a folder of its own."""
     monkeypatch.setenv("TRUSTEVAL_CACHE_DIR", str(tmp_path / "cache"))
     seen: list[str] = []
-    real = replay.read_records
+    real = replay_index.scan
 
     def counting(path, *args, **kwargs):
         seen.append(Path(path).name)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(replay, "read_records", counting)
+    monkeypatch.setattr(replay_index, "scan", counting)  # a JSON Lines file is read line by line by `scan`
     return seen
 
 
