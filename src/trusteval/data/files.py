@@ -24,12 +24,17 @@ UTF8_BOM = b"\xef\xbb\xbf"
 Record = tuple[int, dict[str, Any]]
 
 
-def read_text(path: Path) -> str:
+def check_readable(path: Path) -> None:
+    """A data file that exists, is a file and is within the size limit; else a DataError naming it."""
     if not path.exists():
         raise DataError(path, "file not found")
     if not path.is_file():
         raise DataError(path, "not a file")
     check_file_size(path)
+
+
+def read_text(path: Path) -> str:
+    check_readable(path)
     raw = path.read_bytes()
     if not raw.strip():
         raise DataError(path, "the file is empty")
@@ -78,7 +83,7 @@ class Records(LazySequence[Record]):
         self.rows = rows
         self.size = 0
         for line, row in rows():
-            _check_sizes(path, line, row)
+            check_row_sizes(path, line, row)
             self.size += 1
 
     def __iter__(self) -> Iterator[Record]:
@@ -90,7 +95,7 @@ class Records(LazySequence[Record]):
 
 def _held(path: Path, records: list[Record]) -> list[Record]:
     for line, row in records:
-        _check_sizes(path, line, row)
+        check_row_sizes(path, line, row)
     return records
 
 
@@ -108,7 +113,7 @@ def _read_by_suffix(path: Path, delimiter: str | None) -> Sequence[Record]:
     raise DataError(path, f"unknown file type '{suffix}'; use .csv, .tsv, .jsonl, .json or .parquet")
 
 
-def _check_sizes(path: Path, line: int, row: dict[str, Any]) -> None:
+def check_row_sizes(path: Path, line: int, row: dict[str, Any]) -> None:
     """A text value of millions of characters is a broken file (a lost delimiter or quote), not a prompt."""
     for name, value in row.items():
         if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
@@ -146,7 +151,7 @@ def _jsonl(path: Path, text: str) -> Iterator[Record]:
         row = parse_json(path, line, number)
         if not isinstance(row, dict):
             raise DataError(path, f"expected a JSON object, found {type(row).__name__}", line=number)
-        _check_text_values(path, number, row)
+        check_text_values(path, number, row)
         yield number, row
 
 
@@ -157,7 +162,7 @@ def _json(path: Path, text: str) -> list[Record]:
     for index, row in enumerate(data):
         if not isinstance(row, dict):
             raise DataError(path, f"item {index} is {type(row).__name__}, expected an object")
-        _check_text_values(path, index + 1, row)
+        check_text_values(path, index + 1, row)
     return [(index + 1, row) for index, row in enumerate(data)]
 
 
@@ -176,7 +181,7 @@ def parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise DataError(path, f"not usable JSON: {problem}", line=line) from None
 
 
-def _check_text_values(path: Path, line: int, row: dict[str, Any]) -> None:
+def check_text_values(path: Path, line: int, row: dict[str, Any]) -> None:
     """A JSON escape can encode half of a UTF-16 pair ("\\ud800"), which is no text: it cannot be stored,
     printed or written as UTF-8, so it is refused here, with its field, before anything is written."""
     for name, value in row.items():

@@ -29,9 +29,9 @@ import numpy as np
 from trusteval.data.files import (
     UTF8_BOM,
     UTF16_BOMS,
-    _check_sizes,
-    _check_text_values,
-    check_file_size,
+    check_readable,
+    check_row_sizes,
+    check_text_values,
     parse_json,
     require_columns,
 )
@@ -65,11 +65,7 @@ def checked_answer(path: Path, line: int | None, row: dict[str, Any], fields: Fi
 
 
 def open_checked(path: Path) -> BinaryIO:
-    if not path.exists():
-        raise DataError(path, "file not found")
-    if not path.is_file():
-        raise DataError(path, "not a file")
-    check_file_size(path)
+    check_readable(path)
     return path.open("rb")
 
 
@@ -123,8 +119,8 @@ def _parsed(path: Path, line: str, number: int) -> dict[str, Any]:
     row = parse_json(path, line, number)
     if not isinstance(row, dict):
         raise DataError(path, f"expected a JSON object, found {type(row).__name__}", line=number)
-    _check_text_values(path, number, row)
-    _check_sizes(path, number, row)
+    check_text_values(path, number, row)
+    check_row_sizes(path, number, row)
     return row
 
 
