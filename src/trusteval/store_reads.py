@@ -146,12 +146,7 @@ class StoreReads:
             ORDER BY i.rowid
             LIMIT ?
             """
-        lowest, highest = self.run_item_rowids(run_id)
-        if lowest is None:
-            return
-        after = lowest - 1
-        while rows := self.conn.execute(sql, (after, highest, run_id, chunk_size)).fetchall():
-            after = rows[-1]["item_rowid"]
+        for rows in self._item_pages(sql, run_id, chunk_size, rows=self._named_rows):
             yield [run_item(row) for row in rows]
 
     def run_item_rowids(self, run_id: str) -> tuple[int | None, int | None]:
@@ -177,12 +172,7 @@ class StoreReads:
         accepts): per chunk, how many are answered, and the requests of the others, rebuilt from their rows.
         One query per chunk, so answers written between chunks are seen."""
         self.conn.create_function(KEEP_FUNCTION, 1, keep or _every, deterministic=True)
-        lowest, highest = self.run_item_rowids(run_id)
-        if lowest is None:
-            return
-        after = lowest - 1
-        while rows := self._tuples(MODEL_ITEMS_SQL, (after, highest, run_id, model, chunk_size)):
-            after = rows[-1][0]
+        for rows in self._item_pages(MODEL_ITEMS_SQL, run_id, chunk_size, trailing=(model,)):
             requests = [_request(*row[1:2], *row[3:]) for row in rows if not row[2]]
             yield len(rows) - len(requests), requests
 
@@ -221,13 +211,7 @@ class StoreReads:
         self.conn.create_function(SCRIPT_FUNCTION, 1, script_code, deterministic=True)
         source_id = "p.source_id" if self._has_column("prompts", "source_id") else "NULL"
         sql = RUN_PAIRS_SQL.format(source_id=source_id)
-        lowest, highest = self.run_item_rowids(run_id)
-        if lowest is None:
-            return
-        after = lowest - 1
-        while rows := self._tuples(sql, (*scorers, after, highest, run_id, chunk_size)):
-            after = rows[-1][0]
-            yield rows
+        yield from self._item_pages(sql, run_id, chunk_size, leading=scorers)
 
     def judged_rows(self, run_id: str, models: Sequence[str]) -> list[tuple]:
         """(model, seed, prompt rowid, category, prompt text, response) of `models` in a run, in planned order."""
@@ -330,6 +314,32 @@ class StoreReads:
         return len(found)
 
     # -- helpers --------------------------------------------------------------------------------------------
+
+    def _item_pages(
+        self,
+        sql: str,
+        run_id: str,
+        chunk_size: int,
+        *,
+        leading: Sequence[Any] = (),
+        trailing: Sequence[Any] = (),
+        rows: Callable[[str, Sequence[Any]], list] | None = None,
+    ) -> Iterator[list]:
+        """The rows of `sql` over a run's items, `chunk_size` at a time: keyset pagination on the run_items
+        rowid, which `sql` selects first and binds as `rowid > ? AND rowid <= ? AND run_id = ?` (after the
+        `leading` parameters, before the `trailing` ones and the LIMIT). `rows` runs a query and fetches its
+        rows (default: plain tuples)."""
+        run = rows or self._tuples
+        lowest, highest = self.run_item_rowids(run_id)
+        if lowest is None:
+            return
+        after = lowest - 1
+        while page := run(sql, (*leading, after, highest, run_id, *trailing, chunk_size)):
+            after = page[-1][0]
+            yield page
+
+    def _named_rows(self, sql: str, params: Sequence[Any] = ()) -> list:
+        return self.conn.execute(sql, params).fetchall()  # the connection's sqlite3.Row, read by name
 
     def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         cursor = self.conn.cursor()
