@@ -171,6 +171,18 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in message or "busy" in message
 
 
+def _retry_while_locked(action: Callable[[], T], attempts: int = 20) -> T:
+    """`action`, tried again with a growing pause (up to about 30 s in all) while another process holds a lock."""
+    for attempt in range(attempts):
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(min(0.05 * 2**attempt, 2.0))
+    raise AssertionError("unreachable")
+
+
 class Store(StoreReads):
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
@@ -185,7 +197,9 @@ class Store(StoreReads):
             conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            # SQLite answers SQLITE_BUSY at once, without its busy handler, when two connections switch a new
+            # file to WAL together: two runs started at once on a new store would fail here without a retry.
+            _retry_while_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"))
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
         except (OSError, sqlite3.Error) as exc:
@@ -234,16 +248,11 @@ class Store(StoreReads):
                     self.conn.execute("ROLLBACK")
             raise
 
-    def _with_retry(self, action: Callable[[], T], attempts: int = 20) -> T:
-        for attempt in range(attempts):
-            try:
-                return action()
-            except sqlite3.OperationalError as exc:
-                if _is_locked(exc) and attempt < attempts - 1:
-                    time.sleep(min(0.05 * 2**attempt, 2.0))
-                    continue
-                raise self._store_error(exc) from exc
-        raise AssertionError("unreachable")
+    def _with_retry(self, action: Callable[[], T]) -> T:
+        try:
+            return _retry_while_locked(action)
+        except sqlite3.OperationalError as exc:
+            raise self._store_error(exc) from exc
 
     def _store_error(self, exc: sqlite3.Error) -> StoreError:
         return StoreError(f"store '{self.path}': {_hint(str(exc))}")
