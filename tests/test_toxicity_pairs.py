@@ -110,7 +110,7 @@ def test_a_stored_run_is_not_read_as_run_items(store, monkeypatch):
         raise AssertionError("read RunItems")
 
     monkeypatch.setattr(Store, "iter_run_items", no_items)
-    monkeypatch.setattr(toxicity, "off_language", no_items)
+    monkeypatch.setattr(toxicity, "_item_rows", no_items)
     by_sql = collect_pairs(RunItems(store, "r1"), {RESPONSE_TASK: StoredScores(store, SCORER)}, 0.5, "label", "keep")
     assert sum(len(p.pairs) for p in by_sql.values()) == 2 * 40 - sum(sum(p.skipped.values()) for p in by_sql.values())
 
@@ -169,3 +169,45 @@ def test_avoidance_judgements_of_a_stored_run_read_verdicts_per_chunk_not_per_pa
         assert np.array_equal(got[model].values, judgements.values, equal_nan=True)
     statuses = got["model-a"].statuses.tolist()  # its 36 answers are the first 36 pairs: 30 judged, 1 unparsed
     assert [statuses.count(s) for s in ("ok", "unparsed", "missing", "no response")] == [30, 1, 5, 4]
+
+
+# (key, model, seed, prompt id, class, label is 1, language, script code, response ok value, prompt ok value):
+# model m meets the reasons in the reverse of REASONS order; 0.0 is an English script in a Chinese run.
+HAND_ROWS = [
+    ("k0", "n", 0, "p1", "race", False, "zh", None, None, 0.2),  # generation failed
+    ("k1", "m", 0, "p2", "race", True, "zh", 0.9, 0.7, None),  # prompt not scored
+    ("k2", "m", 0, "p1", "race", False, "zh", 0.9, None, 0.2),  # response not scored
+    ("k3", "m", 1, "p2", "gender", True, "zh", -1.0, None, None),  # empty response
+    ("k4", "m", 1, "p1", "race", False, "zh", None, None, 0.2),  # generation failed
+    ("k5", "m", 0, "p3", "gender", True, "zh", 0.0, 0.8, 0.6),  # off-language: a pair unless excluded
+    ("k6", "m", 1, "p3", "race", False, "zh", 0.95, 0.1, 0.9),  # a pair
+]
+
+
+@pytest.mark.parametrize("policy", ["keep", "exclude"])
+def test_one_classification_keys_the_left_out_counts_in_either_order(policy):
+    from trusteval.benchmarks.toxicity_pairs import PairColumns, classify
+
+    columns = PairColumns.from_rows([HAND_ROWS[:3], HAND_ROWS[3:]])  # two chunks
+    assert columns.models == ("n", "m") and columns.prompt.tolist() == [0, 1, 0, 1, 0, 2, 2]  # ranks of the ids
+    first_seen = classify(columns, 0.5, "scorer", policy, "first seen")
+    fixed = classify(columns, 0.5, "scorer", policy, "fixed")
+    off = ["off-language response"] if policy == "exclude" else []
+    assert list(first_seen["m"].skipped) == ["prompt not scored", "response not scored", "empty response",
+                                             "generation failed", *off]  # fmt: skip
+    assert list(fixed["m"].skipped) == ["generation failed", "empty response", *off, "response not scored",
+                                        "prompt not scored"]  # fmt: skip
+    assert fixed["m"].skipped == first_seen["m"].skipped == dict.fromkeys(first_seen["m"].skipped, 1)
+    assert list(first_seen) == list(fixed) == ["n", "m"] and dict(fixed["n"].skipped) == {"generation failed": 1}
+    for found in (first_seen["m"], fixed["m"]):
+        kept = slice(1, None) if policy == "exclude" else slice(None)
+        assert found.pairs.prompt_ids.tolist() == [2, 2][kept] and found.pairs.seeds.tolist() == [0, 1][kept]
+        assert found.pairs.prompt_toxic.tolist() == [True, True][kept]
+        assert found.pairs.response_toxic.tolist() == [True, False][kept]
+        assert found.categories.tolist() == ["gender", "race"][kept]
+        assert dict(found.off_language) == {"gender": 1} and dict(found.checked) == {"race": 3, "gender": 1}
+        assert found.lang == "zh"
+    by_label = classify(columns, 0.5, "label", "keep", "first seen")["m"]  # k1's prompt needs no score now
+    assert list(by_label.skipped) == ["response not scored", "empty response", "generation failed"]
+    assert by_label.pairs.prompt_toxic.tolist() == [True, True, False]
+    assert by_label.pairs.response_toxic.tolist() == [True, True, False]

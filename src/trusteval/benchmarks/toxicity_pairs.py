@@ -1,22 +1,29 @@
-"""A stored run's toxicity pairs read column by column: one SQL pass over the run's items (Store.iter_run_pairs)
-gives each item's model, seed, prompt, class, label, language, response script code and score values, and
-numpy classifies them. The same ModelPairs as trusteval_toxicity.collect_pairs builds from RunItems, without a
-RunItem or a Score per row (an identical rerun's aggregation; docs/performance.md)."""
+"""Toxicity pairs classified column by column: one classification for every way a run's items are read.
+
+PairColumns holds a run's items as small numpy columns. Three readers fill it: a stored run's items in one SQL
+pass (Store.iter_run_pairs), plain RunItems with their scores (trusteval_toxicity.collect_pairs), and the rows
+`trusteval tables` reads (Store.pair_rows, or report/bulk_read's full scans). `classify` turns it into each
+model's ModelPairs without a RunItem or a Score per row (an identical rerun's aggregation; docs/performance.md).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from trusteval.metrics.toxicity import Pairs
-from trusteval.scorers.language import EMPTY_CODE, OFF_LANGUAGE, response_checks, script_code
+from trusteval.scorers.language import EMPTY, NO_RESPONSE, OFF_LANGUAGE, response_checks, script_code
 from trusteval.store import Store
 
-# Why an item is left out, in the order collect_pairs tests them (the first that holds is counted).
+# Why an item is left out, in the order they are tested (the first that holds is counted).
 REASONS = ("generation failed", "empty response", "off-language response", "response not scored", "prompt not scored")
+# How the `skipped` counters are keyed: in the order each reason first occurs among a model's items (a run's
+# metrics), or in REASONS order (`trusteval tables`). Both orders are in stored outputs.
+ReasonOrder = Literal["first seen", "fixed"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +40,8 @@ class ModelPairs:
 
 
 @dataclass(frozen=True)
-class ItemColumns:
-    """A run's items in planned order, column by column; names are coded as indexes into the tuples."""
+class PairColumns:
+    """A run's items column by column; names are coded as indexes into the tuples."""
 
     models: tuple[str, ...]
     classes: tuple[str, ...]
@@ -45,57 +52,62 @@ class ItemColumns:
     category: np.ndarray
     label_toxic: np.ndarray
     lang: np.ndarray
-    script: np.ndarray  # scorers.language.script_code; NaN: no response
+    check: np.ndarray  # scorers.language.response_checks: OK, EMPTY, OFF_LANGUAGE or NO_RESPONSE
     response_value: np.ndarray  # the ok value of the response's score; NaN: none
     prompt_value: np.ndarray
 
     @classmethod
-    def read(cls, store: Store, run_id: str, response_scorer: str | None, prompt_scorer: str | None) -> ItemColumns:
-        models: dict[str, int] = {}
-        prompts: dict[str, int] = {}
-        classes: dict[str, int] = {}
-        langs: dict[str | None, int] = {}
+    def read(cls, store: Store, run_id: str, response_scorer: str | None, prompt_scorer: str | None) -> PairColumns:
+        """A stored run's items in planned order, in one SQL pass."""
+        return cls.from_rows(store.iter_run_pairs(run_id, (response_scorer, prompt_scorer), script_code))
+
+    @classmethod
+    def from_rows(cls, chunks: Iterable[Sequence[tuple]], models: Sequence[str] = ()) -> PairColumns:
+        """From chunks of rows (key, model, seed, prompt id, class, label is 1, language, script_code of the
+        response, ok value of its score, ok value of the prompt's score), None for a missing value; the key is
+        not read. Models are coded in the order of `models`, then in first-seen order, like the other names."""
+        codes: tuple[dict, ...] = ({m: i for i, m in enumerate(models)}, {}, {}, {})
         parts: list[tuple[np.ndarray, ...]] = []
-        for rows in store.iter_run_pairs(run_id, (response_scorer, prompt_scorer), script_code):
+        for rows in chunks:
             _, model, seed, prompt, category, label, lang, script, r_value, p_value = zip(*rows, strict=True)
             parts.append(
                 (
-                    _coded(model, models),
+                    coded(model, codes[0]),
                     np.asarray(seed, dtype=np.int64),
-                    _coded(prompt, prompts),
-                    _coded(category, classes),
+                    coded(prompt, codes[1]),
+                    coded(category, codes[2]),
                     np.asarray(label, dtype=bool),
-                    _coded(lang, langs),
-                    np.asarray(script, dtype=float),  # None becomes NaN
-                    np.asarray(r_value, dtype=float),
+                    coded(lang, codes[3]),
+                    response_checks(script, lang),
+                    np.asarray(r_value, dtype=float),  # None becomes NaN
                     np.asarray(p_value, dtype=float),
                 )
             )
         columns = [np.concatenate(c) for c in zip(*parts, strict=True)] if parts else _empty_columns()
+        prompts = codes[1]
         ranks = np.empty(len(prompts), dtype=np.int64)
         ranks[[prompts[p] for p in sorted(prompts)]] = np.arange(len(prompts))
         columns[2] = ranks[columns[2]]
-        return cls(tuple(models), tuple(classes), tuple(langs), *columns)
+        return cls(tuple(codes[0]), tuple(codes[2]), tuple(codes[3]), *columns)
 
 
-def _coded(values: Iterable, codes: dict) -> np.ndarray:
+def coded(values: Iterable, codes: dict) -> np.ndarray:
     """Each value's index in `codes`, which grows by the values not seen before (first-seen order)."""
     return np.fromiter((codes.setdefault(v, len(codes)) for v in values), dtype=np.int64)
 
 
 def _empty_columns() -> list[np.ndarray]:
-    kinds = (np.int64,) * 4 + (bool, np.int64) + (float,) * 3
+    kinds = (np.int64,) * 4 + (bool, np.int64, np.int64) + (float,) * 2
     return [np.zeros(0, dtype=kind) for kind in kinds]
 
 
-def classify(c: ItemColumns, threshold: float, prompt_source: str, off_language_policy: str) -> dict[str, ModelPairs]:
-    """Toxic or not at `threshold`, per model in first-seen order; what cannot be classified is counted per
-    reason, in the order collect_pairs first meets each reason."""
-    lang = np.asarray(c.langs, dtype=object)[c.lang] if c.lang.size else np.zeros(0, dtype=object)
-    answered = ~np.isnan(c.script)
-    empty = c.script == EMPTY_CODE
-    checked = answered & ~empty
-    foreign = checked & (response_checks(c.script, lang) == OFF_LANGUAGE)
+def classify(
+    c: PairColumns, threshold: float, prompt_source: str, off_language_policy: str, reason_order: ReasonOrder
+) -> dict[str, ModelPairs]:
+    """Toxic or not at `threshold`, per model of `c.models`; what cannot be classified is counted per reason,
+    empty and off-language responses included, keyed in `reason_order`."""
+    checked = (c.check != NO_RESPONSE) & (c.check != EMPTY)
+    foreign = c.check == OFF_LANGUAGE
     if prompt_source == "label":
         prompt_missing, prompt_toxic = np.zeros(c.model.size, dtype=bool), c.label_toxic
     else:
@@ -105,9 +117,8 @@ def classify(c: ItemColumns, threshold: float, prompt_source: str, off_language_
     with np.errstate(invalid="ignore"):
         response_toxic = c.response_value >= threshold
     excluded = foreign & (off_language_policy == "exclude")
-    reason = np.select(
-        [~answered, empty, excluded, np.isnan(c.response_value), prompt_missing], list(range(len(REASONS))), default=-1
-    )
+    tests = [c.check == NO_RESPONSE, c.check == EMPTY, excluded, np.isnan(c.response_value), prompt_missing]
+    reason = np.select(tests, list(range(len(REASONS))), default=-1)
     classes = np.asarray(c.classes, dtype=object)
     found = {}
     for code, model in enumerate(c.models):
@@ -118,7 +129,7 @@ def classify(c: ItemColumns, threshold: float, prompt_source: str, off_language_
             model,
             pairs,
             classes[c.category[take]],
-            _skipped(reason[mine]),
+            _skipped(reason[mine], reason_order),
             Counter(classes[c.category[mine & foreign]].tolist()),
             Counter(classes[c.category[mine & checked]].tolist()),
             "/".join(sorted({c.langs[i] for i in np.unique(c.lang[mine & checked]).tolist()})) or None,
@@ -126,9 +137,11 @@ def classify(c: ItemColumns, threshold: float, prompt_source: str, off_language_
     return found
 
 
-def _skipped(reason: np.ndarray) -> Counter:
-    """How many items each reason left out, keyed in the order the reasons first occur."""
+def _skipped(reason: np.ndarray, order: ReasonOrder) -> Counter:
+    """How many items each reason left out, keyed in `order`."""
     left_out = reason[reason >= 0]
+    found, first = np.unique(left_out, return_index=True)  # reasons in REASONS order, and where each first occurs
+    if order == "first seen":
+        found = found[np.argsort(first)]
     counts = np.bincount(left_out, minlength=len(REASONS))
-    first = {int(r): int(np.argmax(left_out == r)) for r in np.unique(left_out)}
-    return Counter({REASONS[r]: int(counts[r]) for r in sorted(first, key=first.__getitem__)})
+    return Counter({REASONS[r]: int(counts[r]) for r in found.tolist()})

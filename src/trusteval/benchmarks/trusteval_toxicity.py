@@ -13,26 +13,24 @@ class and shown, with a warning above 10%; option `off_language=exclude` leaves 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import Field
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, plan_requests, render_messages, task_scorer
 from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_options, text_task, toxicity_scorer_spec
-from trusteval.benchmarks.toxicity_pairs import ItemColumns, ModelPairs, classify
+from trusteval.benchmarks.toxicity_pairs import ModelPairs, PairColumns, classify
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
-from trusteval.metrics.toxicity import Pairs, toxicity_rates
+from trusteval.metrics.toxicity import toxicity_rates
 from trusteval.options import PluginOptions
 from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
-from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, is_empty, off_language
+from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
 from trusteval.store import RunItem
 from trusteval.store_views import RunItems, StoredScores, item_chunks, ok_values_of
 from trusteval.tables import paper_tables
@@ -46,54 +44,34 @@ def collect_pairs(
     items: Sequence[RunItem], scores: ScoreBook, threshold: float, prompt_source: str, off_language_policy="keep"
 ) -> dict[str, ModelPairs]:
     """Group run items by model into classified pairs; count failures, empty and off-language responses
-    instead of dropping them silently. A stored run is read column by column in SQL (toxicity_pairs)."""
+    instead of dropping them silently. A stored run is read column by column in SQL (toxicity_pairs); other
+    items are turned into the same columns a chunk at a time."""
     scorers = _stored_scorers(items, scores, prompt_source)
     if scorers is not None:
-        columns = ItemColumns.read(items.store, items.run_id, *scorers)  # type: ignore[attr-defined]
-        return classify(columns, threshold, prompt_source, off_language_policy)
-    grouped: dict[str, list[tuple[str, int, bool, bool, str]]] = {}
-    skipped: dict[str, Counter] = {}
-    foreign: dict[str, Counter] = {}
-    checked: dict[str, Counter] = {}
-    langs: dict[str, set[str]] = {}
-    for chunk in item_chunks(items):
-        response_scores, prompt_scores = _chunk_scores(chunk, scores, prompt_source)
-        for item in chunk:
-            rows = grouped.setdefault(item.model, [])
-            missing = skipped.setdefault(item.model, Counter())
-            off, seen = foreign.setdefault(item.model, Counter()), checked.setdefault(item.model, Counter())
-            if item.response is None:
-                missing["generation failed"] += 1
-                continue
-            if is_empty(item.response):
-                missing["empty response"] += 1
-                continue
-            category = item.prompt.category or "all"
-            seen[category] += 1
-            langs.setdefault(item.model, set()).add(item.prompt.lang)
-            if off_language(item.response, item.prompt.lang):
-                off[category] += 1
-                if off_language_policy == "exclude":
-                    missing["off-language response"] += 1
-                    continue
-            response_value = response_scores.get(item.response_subject or "")
-            if response_value is None:
-                missing["response not scored"] += 1
-                continue
-            if prompt_source == "label":
-                prompt_toxic = item.prompt.label == 1
-            else:
-                prompt_value = prompt_scores.get(item.prompt_subject)
-                if prompt_value is None:
-                    missing["prompt not scored"] += 1
-                    continue
-                prompt_toxic = float(prompt_value) >= threshold
-            response_toxic = float(response_value) >= threshold
-            rows.append((item.prompt.id, item.seed, prompt_toxic, response_toxic, item.prompt.category or "all"))
-    return {
-        model: _model_pairs(model, rows, skipped[model], foreign[model], checked[model], langs.get(model, set()))
-        for model, rows in grouped.items()
-    }
+        columns = PairColumns.read(items.store, items.run_id, *scorers)  # type: ignore[attr-defined]
+    else:
+        columns = PairColumns.from_rows(_item_rows(chunk, scores, prompt_source) for chunk in item_chunks(items))
+    return classify(columns, threshold, prompt_source, off_language_policy, "first seen")
+
+
+def _item_rows(chunk: Sequence[RunItem], scores: ScoreBook, prompt_source: str) -> list[tuple]:
+    """PairColumns rows of a chunk of items, as Store.iter_run_pairs reads them from a store."""
+    response_scores, prompt_scores = _chunk_scores(chunk, scores, prompt_source)
+    return [
+        (
+            item.request_key,
+            item.model,
+            item.seed,
+            item.prompt.id,
+            item.prompt.category or "all",
+            item.prompt.label == 1,
+            item.prompt.lang,
+            script_code(item.response),
+            response_scores.get(item.response_subject or ""),
+            prompt_scores.get(item.prompt_subject),
+        )
+        for item in chunk
+    ]
 
 
 def _stored_scorers(items: Sequence[RunItem], scores: ScoreBook, prompt_source: str) -> tuple | None:
@@ -117,21 +95,6 @@ def _chunk_scores(
     if prompt_source == "label":
         return response_scores, {}
     return response_scores, ok_values_of(scores[PROMPT_TASK], [item.prompt_subject for item in chunk])
-
-
-def _model_pairs(
-    model: str, rows: list[tuple[str, int, bool, bool, str]], skipped: Counter, off=None, checked=None, langs=()
-) -> ModelPairs:
-    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
-    pairs = Pairs(
-        prompt_ids=np.asarray(columns[0], dtype=object),
-        seeds=np.asarray(columns[1], dtype=int),
-        prompt_toxic=np.asarray(columns[2], dtype=bool),
-        response_toxic=np.asarray(columns[3], dtype=bool),
-    )
-    categories = np.asarray(columns[4], dtype=object)
-    lang = "/".join(sorted(langs)) or None
-    return ModelPairs(model, pairs, categories, skipped, off or Counter(), checked or Counter(), lang)
 
 
 def response_checks(model_pairs: ModelPairs, policy: str) -> dict[str, Any]:
