@@ -56,17 +56,6 @@ SELECT COUNT(*), COALESCE(SUM(s.subject IS NULL OR s.status = 'error'), 0),
 FROM ({subjects} ORDER BY subject) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
 """
 
-PAIRS_SQL = f"""
-SELECT i.model, i.seed, p.rowid, p.category, p.label, g.key IS NOT NULL, rs.value, rs.status, ps.value, ps.status,
-       {SCRIPT_FUNCTION}(g.text), p.lang
-FROM run_items i
-JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
-LEFT JOIN generations g ON g.key = i.request_key
-LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
-LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
-WHERE i.run_id = ? AND i.model IN ({{models}})
-"""
-
 RUN_PAIRS_SQL = f"""
 SELECT i.rowid, i.model, i.seed, COALESCE({{source_id}}, p.prompt_id), COALESCE(NULLIF(p.category, ''), 'all'),
        typeof(p.label) IN ('integer', 'real') AND p.label = 1, p.lang, {SCRIPT_FUNCTION}(g.text),
@@ -79,6 +68,20 @@ LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
 WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ?
 ORDER BY i.rowid
 LIMIT ?
+"""
+
+# A run's rows for `trusteval tables`: RUN_PAIRS_SQL's columns, with the prompt's rowid for its id and a class
+# that is '' where the prompt's is ''.
+PAIRS_SQL = f"""
+SELECT i.rowid, i.model, i.seed, p.rowid, COALESCE(p.category, 'all'),
+       typeof(p.label) IN ('integer', 'real') AND p.label = 1, p.lang, {SCRIPT_FUNCTION}(g.text),
+       CASE WHEN rs.status = 'ok' THEN rs.value END, CASE WHEN ps.status = 'ok' THEN ps.value END
+FROM run_items i
+JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
+LEFT JOIN generations g ON g.key = i.request_key
+LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
+LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
+WHERE i.run_id = ? AND i.model IN ({{models}})
 """
 
 JUDGED_SQL = """
@@ -192,8 +195,9 @@ class StoreReads:
     def pair_rows(
         self, run_id: str, models: Sequence[str], scorers: tuple[str | None, str | None], script_code: ScriptCode
     ) -> list[tuple]:
-        """PAIRS_SQL rows of `models` in a run: the response and prompt scores of `scorers` (response, prompt)
-        and each response's script code."""
+        """PAIRS_SQL rows of `models` in a run (as iter_run_pairs's, with the prompt's rowid for its id): the ok
+        values of the response and prompt scores under `scorers` (response, prompt) and each response's script
+        code."""
         self.conn.create_function(SCRIPT_FUNCTION, 1, script_code, deterministic=True)
         return self._tuples(_models_query(PAIRS_SQL, models), (*scorers, run_id, *models))
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from trusteval.benchmarks.toxicity_pairs import PairColumns, coded
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK
 from trusteval.records import ScoreStatus
 from trusteval.scorers.language import response_checks, script_code
@@ -27,58 +27,8 @@ PLAN_FIELDS = ("models", "dataset", "limit", "sample_seed", "seeds", "temperatur
                "template", "options")  # fmt: skip
 
 
-@dataclass(frozen=True)
-class PairColumns:
-    """The rows of a run, column by column: one entry per run item of the selected models."""
-
-    models: tuple[str, ...]
-    model: np.ndarray  # index into `models`
-    seed: np.ndarray
-    prompt: np.ndarray  # the prompt's rowid in the store: a compact, unique prompt id
-    category: np.ndarray  # class names (object array)
-    label: np.ndarray  # 1.0 toxic, 0.0 not, NaN unlabelled
-    answered: np.ndarray
-    response_value: np.ndarray  # NaN when there is no final score
-    response_ok: np.ndarray
-    prompt_value: np.ndarray
-    prompt_ok: np.ndarray
-    response_check: np.ndarray  # scorers.language: OK, EMPTY, OFF_LANGUAGE, NO_RESPONSE
-    lang: np.ndarray  # the prompt's language
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[tuple], models: Sequence[str]) -> PairColumns:
-        """From Store.pair_rows rows of `models`."""
-        model, seed, prompt, category, label, answered, r_value, r_status, p_value, p_status, script, lang = zip(
-            *rows, strict=True
-        )
-        code = {name: index for index, name in enumerate(models)}
-        response_value, prompt_value = _floats(r_value), _floats(p_value)
-        return cls(
-            models=tuple(models),
-            model=np.asarray([code[m] for m in model], dtype=np.int64),
-            seed=np.asarray(seed, dtype=np.int64),
-            prompt=np.asarray(prompt, dtype=np.int64),
-            category=np.asarray([c if c is not None else "all" for c in category], dtype=object),
-            label=_floats(label),
-            answered=np.asarray(answered, dtype=bool),
-            response_value=response_value,
-            response_ok=(np.asarray(r_status, dtype=object) == ScoreStatus.OK) & ~np.isnan(response_value),
-            prompt_value=prompt_value,
-            prompt_ok=(np.asarray(p_status, dtype=object) == ScoreStatus.OK) & ~np.isnan(prompt_value),
-            response_check=response_checks(script, lang),
-            lang=np.asarray(lang, dtype=object),
-        )
-
-
 def _floats(values: Sequence[Any]) -> np.ndarray:
     return np.asarray([np.nan if v is None else v for v in values], dtype=float)
-
-
-def _codes(values: Sequence[Any]) -> tuple[tuple[Any, ...], np.ndarray]:
-    """Distinct values in first-seen order, and each value's index among them."""
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
-    return tuple(index), codes
 
 
 _HEX = np.zeros(256, dtype=np.uint64)
@@ -135,7 +85,7 @@ class BulkLookup:
         self._scripts: np.ndarray | None = None
         self._columns: dict[tuple, PairColumns | None] = {}
         self._generations: tuple[SortedKeys, np.ndarray] | None = None
-        self._scores: dict[str | None, tuple[SortedKeys, np.ndarray, np.ndarray]] = {}
+        self._scores: dict[str | None, tuple[SortedKeys, np.ndarray]] = {}
         self._prompts: dict[str, dict[str, tuple]] = {}
 
     def generations(self) -> tuple[SortedKeys, np.ndarray]:
@@ -146,14 +96,13 @@ class BulkLookup:
             self._scripts = np.asarray(scripts, dtype=float)
         return self._generations
 
-    def scores(self, scorer: str | None) -> tuple[SortedKeys, np.ndarray, np.ndarray]:
-        """Subjects, values (NaN when not final) and ok flags of one scorer."""
+    def scores(self, scorer: str | None) -> tuple[SortedKeys, np.ndarray]:
+        """Subjects and ok values (NaN where not ok) of one scorer."""
         if scorer not in self._scores:
             rows = self.store.scan_scores(scorer)
             subjects, values, statuses = zip(*rows, strict=True) if rows else ((), (), ())
-            values = _floats(values)
-            ok = (np.asarray(statuses, dtype=object) == ScoreStatus.OK) & ~np.isnan(values)
-            self._scores[scorer] = SortedKeys(subjects), values, ok
+            ok = np.asarray(statuses, dtype=object) == ScoreStatus.OK
+            self._scores[scorer] = SortedKeys(subjects), np.where(ok, _floats(values), np.nan)
         return self._scores[scorer]
 
     def prompts(self, dataset: str) -> dict[str, tuple]:
@@ -161,13 +110,13 @@ class BulkLookup:
             self._prompts[dataset] = {row[0]: row[1:] for row in self.store.scan_prompts(dataset)}
         return self._prompts[dataset]
 
-    def _score_of(self, scorer: str | None, subjects: np.ndarray, present: np.ndarray) -> tuple:
-        keys, values, ok = self.scores(scorer)
+    def _score_of(self, scorer: str | None, subjects: np.ndarray, present: np.ndarray) -> np.ndarray:
+        """The ok value of each present subject's score; NaN: none."""
+        keys, values = self.scores(scorer)
         if values.size == 0:
-            return np.full(subjects.size, np.nan), np.zeros(subjects.size, dtype=bool)
+            return np.full(subjects.size, np.nan)
         at, found = keys.find(subjects)
-        hit = present & found
-        return np.where(hit, values[at], np.nan), hit & ok[at]
+        return np.where(present & found, values[at], np.nan)
 
     def pair_columns(self, run: StoredRun, models: Sequence[str]) -> PairColumns | None:
         """The run's rows; a run with the same planned requests as one already read (trusteval-bias after
@@ -200,34 +149,36 @@ class BulkLookup:
         scripts = np.full(len(keys), np.nan)
         if generation_subjects.size and self._scripts is not None:
             scripts = np.where(answered, self._scripts[at], np.nan)
-        langs = np.asarray(lang, dtype=object)[prompt_index]
-        response_value, response_ok = self._score_of(run.tasks.get(RESPONSE_TASK), subjects, answered)
-        prompt_value, prompt_ok = self._score_of(
+        response_value = self._score_of(run.tasks.get(RESPONSE_TASK), subjects, answered)
+        prompt_value = self._score_of(
             run.tasks.get(PROMPT_TASK), np.asarray(prompt_subject, dtype="S64"), np.ones(len(prompt_rows), bool)
         )
-        categories = np.asarray([c if c is not None else "all" for c in category], dtype=object)
+        classes: dict[str, int] = {}
+        langs: dict[str | None, int] = {}
+        category_code = coded((c if c is not None else "all" for c in category), classes)
+        lang_code = coded(lang, langs)
         return PairColumns(
             models=tuple(models),
+            classes=tuple(classes),
+            langs=tuple(langs),
             model=np.asarray(codes, dtype=np.int64),
             seed=np.asarray(seed, dtype=np.int64),
-            prompt=np.asarray(rowid, dtype=np.int64)[prompt_index],
-            category=categories[prompt_index],
-            label=_floats(label)[prompt_index],
-            answered=answered,
+            prompt=np.unique(np.asarray(rowid, dtype=np.int64), return_inverse=True)[1][prompt_index],
+            category=category_code[prompt_index],
+            label_toxic=(_floats(label) == 1)[prompt_index],
+            lang=lang_code[prompt_index],
+            check=response_checks(scripts, np.asarray(lang, dtype=object)[prompt_index]),
             response_value=response_value,
-            response_ok=response_ok,
             prompt_value=prompt_value[prompt_index],
-            prompt_ok=prompt_ok[prompt_index],
-            response_check=response_checks(scripts, langs),
-            lang=langs,
         )
 
     def _prompt_rows(self, dataset: Sequence[str], prompt_id: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
-        """Each row's index into the distinct prompts, and their (rowid, category, label, subject)."""
+        """Each row's index into the distinct prompts, and their (rowid, category, label, subject, language)."""
         datasets = set(dataset)
+        distinct: dict = {}
         if len(datasets) == 1:  # the usual case: one dataset per run, so the prompt id alone is the key
             (name,) = datasets
-            distinct, index = _codes(prompt_id)
+            index = coded(prompt_id, distinct)
             return index, [self.prompts(name)[p] for p in distinct]
-        distinct, index = _codes(list(zip(dataset, prompt_id, strict=True)))
+        index = coded(zip(dataset, prompt_id, strict=True), distinct)
         return index, [self.prompts(d)[p] for d, p in distinct]

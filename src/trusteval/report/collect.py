@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from trusteval.benchmarks.toxicity_pairs import ModelPairs, PairColumns, classify
 from trusteval.benchmarks.trusteval_avoidance import JUDGE_TASK, TrustEvalAvoidance, judgements_from_rows
 from trusteval.benchmarks.trusteval_bias import TrustEvalBias
 from trusteval.benchmarks.trusteval_toxicity import (
     PROMPT_TASK,
     RESPONSE_TASK,
-    ModelPairs,
     TrustEvalToxicity,
     off_language_policy,
 )
@@ -35,12 +35,11 @@ from trusteval.errors import UsageError
 from trusteval.metrics.agreement import validation_from_dict
 from trusteval.metrics.avoidance import Judgements
 from trusteval.metrics.stats import pairwise_ztests
-from trusteval.metrics.toxicity import Pairs
 from trusteval.records import text_subject
-from trusteval.report.bulk_read import BulkLookup, PairColumns
+from trusteval.report.bulk_read import BulkLookup
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
-from trusteval.scorers.language import EMPTY, OFF_LANGUAGE, script_code
+from trusteval.scorers.language import script_code
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import Store
 from trusteval.tables import paper_tables
@@ -175,54 +174,20 @@ def _choose_runs(group: Group) -> None:
 def read_pairs(
     store: Store, run: StoredRun, models: Sequence[str], bulk: BulkLookup | None = None
 ) -> tuple[dict[str, ModelPairs], set[str]]:
-    """Classified pairs of `models` in a run (as trusteval_toxicity.collect_pairs makes them from run items),
-    and the attribute classes of the run's prompts. `bulk` reads through full-table scans (large selections);
-    without it each row is looked up through the indexes."""
+    """Classified pairs of `models` in a run (toxicity_pairs.classify, as for the run's own metrics; the left-out
+    counts keyed in REASONS order), and the attribute classes of the run's prompts. `bulk` reads through
+    full-table scans (large selections); without it each row is looked up through the indexes."""
     if bulk is not None:
         columns = bulk.pair_columns(run, models)
     else:
         scorers = (run.tasks.get(RESPONSE_TASK), run.tasks.get(PROMPT_TASK))
         rows = store.pair_rows(run.run_id, models, scorers, script_code)
-        columns = PairColumns.from_rows(rows, models) if rows else None
-    return classify_pairs(run, columns) if columns is not None else ({}, set())
-
-
-def classify_pairs(run: StoredRun, c: PairColumns) -> tuple[dict[str, ModelPairs], set[str]]:
-    """Toxic or not at the run's threshold; what cannot be classified is counted per reason (as
-    trusteval_toxicity.collect_pairs does, empty and off-language responses included)."""
-    threshold = run.spec.threshold
-    empty = c.answered & (c.response_check == EMPTY)
-    foreign = c.answered & (c.response_check == OFF_LANGUAGE)
-    excluded = foreign & (off_language_policy(run.spec.options) == "exclude")
-    checked = c.answered & ~empty
-    response_ok = c.answered & c.response_ok & ~empty & ~excluded
-    if run.spec.prompt_toxicity == "label":
-        prompt_ok, prompt_toxic = np.ones(c.model.size, dtype=bool), c.label == 1
-    else:
-        prompt_ok = c.prompt_ok
-        with np.errstate(invalid="ignore"):
-            prompt_toxic = c.prompt_value >= threshold
-    with np.errstate(invalid="ignore"):
-        response_toxic = c.response_value >= threshold
-    keep = response_ok & prompt_ok
-    reasons = {
-        "generation failed": ~c.answered,
-        "empty response": empty,
-        "off-language response": excluded,
-        "response not scored": c.answered & ~empty & ~excluded & ~response_ok,
-        "prompt not scored": response_ok & ~prompt_ok,
-    }
-    found = {}
-    for code, name in enumerate(c.models):
-        mine = c.model == code
-        take = mine & keep
-        pairs = Pairs(c.prompt[take], c.seed[take], prompt_toxic[take], response_toxic[take])
-        skipped = Counter({why: int(np.sum(mine & mask)) for why, mask in reasons.items() if np.any(mine & mask)})
-        off = Counter(c.category[mine & foreign].tolist())
-        seen = Counter(c.category[mine & checked].tolist())
-        lang = "/".join(sorted(set(c.lang[mine & checked].tolist()))) or None
-        found[name] = ModelPairs(name, pairs, c.category[take], skipped, off, seen, lang)
-    return found, set(c.category.tolist())
+        columns = PairColumns.from_rows([rows], models) if rows else None
+    if columns is None:
+        return {}, set()
+    spec = run.spec
+    found = classify(columns, spec.threshold, spec.prompt_toxicity, off_language_policy(spec.options), "fixed")
+    return found, set(columns.classes)
 
 
 def read_judgements(store: Store, run: StoredRun, models: Sequence[str]) -> tuple[dict[str, Judgements], set[str]]:
