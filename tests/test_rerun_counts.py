@@ -3,10 +3,15 @@ the ones reading the items gives (score_missing), and a run with anything left t
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from trusteval.benchmarks.trusteval_toxicity import collect_pairs
-from trusteval.pipeline.score import stored_counts, task_inputs
+from trusteval.pipeline import score
+from trusteval.pipeline.score import subject_counts, task_inputs
+from trusteval.pipeline.summary import RunSummary
+from trusteval.progress import NullProgress
 from trusteval.records import Generation, GenerationParams, Prompt, Request, Score, TaskSubject, text_subject
 from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.language import is_empty
@@ -54,23 +59,34 @@ def _reference(store: Store, task: ScoringTask) -> tuple[int, int, int]:
     return len(inputs), len(inputs) - len(done), store.count_unparsed("s", done)
 
 
+def _items_read(items, task):
+    raise AssertionError("a run with every subject scored reads no item")
+
+
+def _stage_summary(store: Store, task: ScoringTask, monkeypatch) -> RunSummary:
+    monkeypatch.setattr(score, "input_chunks", _items_read)
+    summary = RunSummary("r", "b", "d")
+    asyncio.run(score.score_stage(store, RunItems(store, "r"), task, NullProgress(), summary))
+    return summary
+
+
 @pytest.mark.parametrize("kind", [TaskSubject.RESPONSE, TaskSubject.PROMPT])
-def test_stored_counts_equal_the_counts_read_from_the_items(store, kind):
+def test_subject_counts_equal_the_counts_read_from_the_items(store, kind, monkeypatch):
     task = _task(kind)
     texts = [f"text {i}" for i in range(4)] if kind == TaskSubject.PROMPT else ["same answer", "another answer"]
     store.add_scores([Score(text_subject(texts[0]), "s", 0.5), Score(text_subject(texts[1]), "s", None, "unparsed")])
-    assert _reference(store, task)[1] > 0 and stored_counts(store, RunItems(store, "r"), task) is None
-    assert store.task_subjects("r", "s", prompts=kind == TaskSubject.PROMPT, skip=is_empty) == _reference(store, task)
+    found = subject_counts(store, RunItems(store, "r"), task)
+    assert found == _reference(store, task) and found is not None and found[1] > 0
     store.add_scores([Score(text_subject(t), "s", 0.1) for t in texts[2:]])
     if kind == TaskSubject.RESPONSE:
         store.add_scores([Score(text_subject("third answer"), "s", None, "error")])  # an error is scored again
-        assert stored_counts(store, RunItems(store, "r"), task) is None
+        assert subject_counts(store, RunItems(store, "r"), task) == _reference(store, task) == (3, 1, 1)
         store.add_scores([Score(text_subject("third answer"), "s", 0.9)])
     total, missing, unparsed = _reference(store, task)
-    counts = stored_counts(store, RunItems(store, "r"), task)
-    assert missing == 0 and counts is not None
-    assert (counts.reused, counts.unparsed, counts.attempted, counts.scored) == (total, unparsed, 0, 0)
-    assert (total, unparsed) == ((4, 1) if kind == TaskSubject.PROMPT else (3, 1))
+    assert subject_counts(store, RunItems(store, "r"), task) == (total, missing, unparsed)
+    assert (total, missing, unparsed) == ((4, 0, 1) if kind == TaskSubject.PROMPT else (3, 0, 1))
+    summary = _stage_summary(store, task, monkeypatch)
+    assert (summary.scores_reused, summary.unparsed, summary.scored, summary.score_failures) == (total, unparsed, 0, 0)
 
 
 def test_task_inputs_use_the_stored_subjects(store):

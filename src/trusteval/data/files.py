@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from trusteval.data.decode import check_text_values, decoded, json_lines, parse_json, without_bom
 from trusteval.errors import DataError
 from trusteval.lazyseq import LazySequence
 from trusteval.registry import did_you_mean
 
 MAX_FIELD_CHARS = 1_000_000
 MAX_FILE_BYTES = 1024**3  # read in full into memory: a bigger file is refused before reading it
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-UTF8_BOM = b"\xef\xbb\xbf"
 Record = tuple[int, dict[str, Any]]
 
 
@@ -33,29 +31,23 @@ def check_readable(path: Path) -> None:
     check_file_size(path)
 
 
-def read_text(path: Path) -> str:
+def open_checked(path: Path) -> BinaryIO:
+    check_readable(path)
+    return path.open("rb")
+
+
+def read_bytes(path: Path) -> bytes:
     check_readable(path)
     raw = path.read_bytes()
     if not raw.strip():
         raise DataError(path, "the file is empty")
-    if raw.startswith(UTF16_BOMS):
-        raise DataError(path, "the file is UTF-16 (it starts with a UTF-16 byte order mark); re-save it as UTF-8")
-    body = raw.removeprefix(UTF8_BOM)  # decoded apart, so error offsets count from the file's first byte
-    offset = len(raw) - len(body)
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        start = offset + exc.start
-        line = raw[:start].count(b"\n") + 1
-        raise DataError(
-            path,
-            f"not UTF-8 (byte 0x{raw[start]:02x} at offset {start:,}); re-save the file as UTF-8",
-            line=line,
-        ) from None
-    nul = text.find("\x00")
-    if nul >= 0:
-        raise DataError(path, "contains a NUL byte; the file is binary or corrupted", line=text.count("\n", 0, nul) + 1)
-    return text
+    return raw
+
+
+def read_text(path: Path) -> str:
+    raw = read_bytes(path)
+    body = without_bom(path, raw)  # decoded apart, so error offsets count from the file's first byte
+    return decoded(path, body, len(raw) - len(body), 1)
 
 
 def check_file_size(path: Path, limit: int | None = None) -> None:
@@ -68,7 +60,8 @@ def check_file_size(path: Path, limit: int | None = None) -> None:
 def read_records(path: str | Path, *, delimiter: str | None = None) -> Sequence[Record]:
     """All records of a file as (line number, row) pairs, by extension; a file without records is an error.
     Every record is read and checked here; a CSV, TSV or JSON Lines file's records are then parsed again
-    from its text on each pass (Records) rather than held: a list of 1,000,000 row dicts takes about 0.5 GB."""
+    from its text (JSON Lines: its bytes, by `decode.json_lines`) on each pass (Records) rather than held: a
+    list of 1,000,000 row dicts takes about 0.5 GB."""
     path = Path(path)
     records = _read_by_suffix(path, delimiter)
     if not records:
@@ -103,9 +96,10 @@ def _read_by_suffix(path: Path, delimiter: str | None) -> Sequence[Record]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return _held(path, _read_parquet(path))
-    text = read_text(path)
     if suffix == ".jsonl":
-        return Records(path, lambda: _jsonl(path, text))
+        raw = read_bytes(path)
+        return Records(path, lambda: _jsonl(path, io.BytesIO(raw)))
+    text = read_text(path)
     if suffix == ".json":
         return _held(path, _json(path, text))
     if suffix in {".csv", ".tsv"}:
@@ -140,18 +134,14 @@ def require_columns(path: str | Path, columns: Sequence[str], needed: Sequence[s
 
 
 def read_json_lines(path: Path) -> Iterator[Record]:
-    """The objects of a JSON Lines file (whatever its suffix), numbered by line."""
-    return _jsonl(path, read_text(path))
+    """The objects of a JSON Lines file (whatever its suffix), numbered by line, read from the file as they
+    are met."""
+    with open_checked(path) as handle:
+        yield from _jsonl(path, handle)
 
 
-def _jsonl(path: Path, text: str) -> Iterator[Record]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = parse_json(path, line, number)
-        if not isinstance(row, dict):
-            raise DataError(path, f"expected a JSON object, found {type(row).__name__}", line=number)
-        check_text_values(path, number, row)
+def _jsonl(path: Path, handle: BinaryIO) -> Iterator[Record]:
+    for number, _, row in json_lines(path, handle):
         yield number, row
 
 
@@ -164,38 +154,6 @@ def _json(path: Path, text: str) -> list[Record]:
             raise DataError(path, f"item {index} is {type(row).__name__}, expected an object")
         check_text_values(path, index + 1, row)
     return [(index + 1, row) for index, row in enumerate(data)]
-
-
-def parse_json(path: Path, text: str, line: int | None = None) -> Any:
-    """json.loads, with its other failures (nesting past the recursion limit, integers past Python's
-    4,300-digit conversion limit) reported like a syntax error instead of escaping as a traceback."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f" at column {exc.colno}" if line is not None else ""
-        raise DataError(path, f"not valid JSON ({exc.msg}{where})", line=line or exc.lineno) from None
-    except RecursionError:
-        raise DataError(path, "not usable JSON: nested too deeply", line=line) from None
-    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion: ..."
-        problem = "a number has more than 4,300 digits" if "digits" in str(exc) else str(exc)[:200]
-        raise DataError(path, f"not usable JSON: {problem}", line=line) from None
-
-
-def check_text_values(path: Path, line: int, row: dict[str, Any]) -> None:
-    """A JSON escape can encode half of a UTF-16 pair ("\\ud800"), which is no text: it cannot be stored,
-    printed or written as UTF-8, so it is refused here, with its field, before anything is written."""
-    for name, value in row.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        for part, what in ((name, "the field name"), (text, "the value")):
-            try:
-                part.encode("utf-8")
-            except UnicodeEncodeError:
-                raise DataError(
-                    path,
-                    f"{what} holds a lone UTF-16 surrogate escape (such as \\ud800), which is not text",
-                    line=line,
-                    field=name.encode("utf-8", "backslashreplace").decode("utf-8"),
-                ) from None
 
 
 def _delimited(path: Path, text: str, delimiter: str) -> Records:

@@ -26,7 +26,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from trusteval.data import LoadedDataset
-from trusteval.data.files import parse_json, read_json_lines, read_records, read_text, require_columns
+from trusteval.data.decode import parse_json
+from trusteval.data.files import read_json_lines, read_records, read_text, require_columns
 from trusteval.data.sources import DataContext, dataset_file, mirror_file, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.options import PluginOptions, read_spec_options

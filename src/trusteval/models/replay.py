@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import Field
 
-from trusteval.data.files import read_records, require_columns
+from trusteval.data.files import open_checked, read_records, require_columns
 from trusteval.errors import DataError
 from trusteval.models import replay_index
 from trusteval.models.base import BackendSettings, ModelSpec
@@ -118,7 +118,7 @@ def check_answers(path: Path, fields: Fields) -> None:
     if not _is_json_lines(path):
         load_answers(path, *fields)
         return
-    with replay_index.open_checked(path) as handle:
+    with open_checked(path) as handle:
         deque(replay_index.scan(path, handle, fields), maxlen=0)
 
 

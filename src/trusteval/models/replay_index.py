@@ -26,20 +26,12 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from trusteval.data.files import (
-    UTF8_BOM,
-    UTF16_BOMS,
-    check_readable,
-    check_row_sizes,
-    check_text_values,
-    parse_json,
-    require_columns,
-)
+from trusteval.data.decode import json_lines, parse_json
+from trusteval.data.files import check_row_sizes, open_checked, require_columns
 from trusteval.errors import DataError
 
 Fields = tuple[str, str, str]  # prompt, response and seed field names
 Answer = tuple[str, int | None, str]  # prompt, seed, response
-LINE_ENDS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines splits on, as the reader did
 
 
 def key_hash(prompt: str, seed: int | None) -> int:
@@ -64,64 +56,18 @@ def checked_answer(path: Path, line: int | None, row: dict[str, Any], fields: Fi
         raise DataError(path, f"seed must be an integer, not {seed!r}", line=line, field=seed_field) from None
 
 
-def open_checked(path: Path) -> BinaryIO:
-    check_readable(path)
-    return path.open("rb")
-
-
 def scan(path: Path, handle: BinaryIO, fields: Fields) -> Iterator[tuple[int, Answer]]:
     """(byte offset, answer) of each row, checked as `read_records` checks a JSON Lines file and then as the
     replay model checks a row; the first problem in file order is raised (file, line, field)."""
-    offset, number, rows, content = 0, 0, 0, False
-    for physical, raw in enumerate(handle, start=1):
-        body = _first_line(path, raw) if physical == 1 else raw
-        offset += len(raw) - len(body)
-        content = content or bool(raw.strip())
-        text = _decoded(path, body, offset, physical)
-        pieces = text.splitlines(keepends=True)
-        for piece in pieces:
-            number += 1
-            line = piece.rstrip(LINE_ENDS)
-            if line.strip():
-                row = _parsed(path, line, number)
-                if rows == 0:
-                    require_columns(path, list(row), fields[:2])
-                rows += 1
-                yield offset, checked_answer(path, number, row, fields)
-            offset += len(piece.encode()) if len(pieces) > 1 else len(body)
-    if not content:
-        raise DataError(path, "the file is empty")
+    rows = 0
+    for number, offset, row in json_lines(path, handle):
+        check_row_sizes(path, number, row)
+        if rows == 0:
+            require_columns(path, list(row), fields[:2])
+        rows += 1
+        yield offset, checked_answer(path, number, row, fields)
     if rows == 0:
         raise DataError(path, "the file has no rows")
-
-
-def _first_line(path: Path, raw: bytes) -> bytes:
-    if raw.startswith(UTF16_BOMS):
-        raise DataError(path, "the file is UTF-16 (it starts with a UTF-16 byte order mark); re-save it as UTF-8")
-    return raw.removeprefix(UTF8_BOM)
-
-
-def _decoded(path: Path, body: bytes, offset: int, line: int) -> str:
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            path,
-            f"not UTF-8 (byte 0x{body[exc.start]:02x} at offset {offset + exc.start:,}); re-save the file as UTF-8",
-            line=line,
-        ) from None
-    if "\x00" in text:
-        raise DataError(path, "contains a NUL byte; the file is binary or corrupted", line=line)
-    return text
-
-
-def _parsed(path: Path, line: str, number: int) -> dict[str, Any]:
-    row = parse_json(path, line, number)
-    if not isinstance(row, dict):
-        raise DataError(path, f"expected a JSON object, found {type(row).__name__}", line=number)
-    check_text_values(path, number, row)
-    check_row_sizes(path, number, row)
-    return row
 
 
 class AnswerIndex:

@@ -41,14 +41,6 @@ async def score_stage(
     summary.unparsed += counts.unparsed
 
 
-def stored_counts(store: Store, items: Sequence[RunItem], task: ScoringTask) -> ScoreCounts | None:
-    """What score_missing would count when every subject of a stored-text task (text_task) has a final score
-    already (a resumed or repeated run), counted in SQL without reading the items; None when some subject
-    is left to score, or when the task's subjects are not the stored ones."""
-    found = subject_counts(store, items, task)
-    return ScoreCounts(reused=found[0], unparsed=found[2]) if found and not found[1] else None
-
-
 def subject_counts(store: Store, items: Sequence[RunItem], task: ScoringTask) -> tuple[int, int, int] | None:
     """(subjects, those without a final score, those with one without a value) of a stored-text task
     (text_task), counted in SQL without reading the items; None when the task's subjects are not the stored
