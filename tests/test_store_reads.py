@@ -98,3 +98,17 @@ def test_reading_a_run_holds_one_chunk_not_the_run(store):
     tracemalloc.stop()
     assert whole == streamed == 6000
     assert peak_stream * 4 < peak_list
+
+
+def test_tables_and_a_runs_metrics_read_a_prompt_without_a_class_alike(store):
+    """A prompt whose class is '' or NULL is in class 'all' for a run's own metrics and for `trusteval tables`
+    (the tables used to keep '' as a class of its own, so the two disagreed)."""
+    from trusteval.scorers.language import script_code
+
+    prompts = [Prompt(id=f"p{i}", dataset="d", text=f"text {i}", lang="en", category=c)
+               for i, c in enumerate(["", None, "gender"])]  # fmt: skip
+    items = [(Request.build("m", (("user", p.text),), GenerationParams(), 42), "m", p, {}) for p in prompts]
+    store.begin_run("r1", benchmark="b", dataset="d", spec={}, prompts=prompts, items=items)
+    run_classes = [row[4] for rows in store.iter_run_pairs("r1", (None, None), script_code) for row in rows]
+    table_classes = [row[4] for row in sorted(store.pair_rows("r1", ["m"], (None, None), script_code))]
+    assert run_classes == table_classes == ["all", "all", "gender"]

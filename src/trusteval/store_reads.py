@@ -70,10 +70,9 @@ ORDER BY i.rowid
 LIMIT ?
 """
 
-# A run's rows for `trusteval tables`: RUN_PAIRS_SQL's columns, with the prompt's rowid for its id and a class
-# that is '' where the prompt's is ''.
+# A run's rows for `trusteval tables`: RUN_PAIRS_SQL's columns, with the prompt's rowid for its id.
 PAIRS_SQL = f"""
-SELECT i.rowid, i.model, i.seed, p.rowid, COALESCE(p.category, 'all'),
+SELECT i.rowid, i.model, i.seed, p.rowid, COALESCE(NULLIF(p.category, ''), 'all'),
        typeof(p.label) IN ('integer', 'real') AND p.label = 1, p.lang, {SCRIPT_FUNCTION}(g.text),
        CASE WHEN rs.status = 'ok' THEN rs.value END, CASE WHEN ps.status = 'ok' THEN ps.value END
 FROM run_items i

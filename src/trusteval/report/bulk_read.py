@@ -155,7 +155,7 @@ class BulkLookup:
         )
         classes: dict[str, int] = {}
         langs: dict[str | None, int] = {}
-        category_code = coded((c if c is not None else "all" for c in category), classes)
+        category_code = coded((c or "all" for c in category), classes)
         lang_code = coded(lang, langs)
         return PairColumns(
             models=tuple(models),
