@@ -28,7 +28,7 @@ build_llama_wheel() {
   log="$cache_root/wheels/build-$flags_id.log"
   tmp=$(mktemp -d "$cache_root/wheels/tmp.XXXXXX")
   echo "Compiling llama-cpp-python $llama_version from source with portable flags ($llama_cmake_args)."
-  echo "This takes about 11 CPU-minutes (about 6-7 minutes on 2 cores) and happens once per machine; full log: $log"
+  echo "This takes about 11 CPU-minutes (5 to 9 minutes on 2 cores, by CPU) and happens once per machine; full log: $log"
   started=$SECONDS
   CMAKE_ARGS="$llama_cmake_args" FORCE_CMAKE=1 .venv/bin/python -m pip wheel -v --no-deps --no-cache-dir \
     --disable-pip-version-check --no-binary llama-cpp-python -w "$tmp" "llama-cpp-python==$llama_version" \

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from helpers import cli_env
 from trusteval import cli
 from trusteval.config import build_run_spec
 from trusteval.models import BACKENDS
@@ -74,6 +77,20 @@ def test_every_subcommand_help_ends_with_the_exit_codes():
         text = parser.format_help()
         assert "exit status: 0" in text and "2 bad input" in text, name
     assert "3 the run is stored but incomplete" in found["run"].format_help()
+
+
+def test_help_imports_no_work_module():
+    """Command modules import their work inside the handler (docs/architecture.md): `trusteval --help` stays
+    fast. translate.py once imported asyncio at the top, which pulled in asyncio, ssl and concurrent.futures."""
+    script = (
+        "import runpy, sys\n"
+        "sys.argv = ['trusteval', '--help']\n"
+        "try:\n    runpy.run_module('trusteval', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "heavy = ('asyncio', 'ssl', 'numpy', 'sqlite3', 'httpx', 'pydantic', 'rich', 'torch')\n"
+        "print(' '.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=cli_env(), check=True)
+    assert done.stderr.strip() == ""
 
 
 def test_read_only_commands_never_open_the_store_for_writing(stored_run, tmp_path, monkeypatch, capsys):

@@ -10,7 +10,6 @@ workspace like a run's generations: an interrupted translation resumes, a finish
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from pathlib import Path
@@ -49,6 +48,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
+    import asyncio  # in the handler, like the other imports: at the top it cost `trusteval --help` 25 ms
+
     from trusteval.errors import UsageError
     from trusteval.jsonout import print_json
     from trusteval.models import BackendSettings
