@@ -195,6 +195,24 @@ def test_a_down_replica_comes_back_after_its_back_off_and_a_lone_one_is_never_le
     asyncio.run(go())
 
 
+def test_a_released_slot_wakes_a_request_that_can_use_it_not_a_failover_that_avoids_it():
+    # A failover from replica a waits for b while b is up; a request waiting behind it can use a's slot. The
+    # wake-up of a's release went to the failover, which waited again: a's slot stayed idle until b answered.
+    async def go() -> None:
+        pool = ReplicaPool([Replica(f"http://{n}/v1", [None], 1) for n in "ab"], backoff_base_s=5, backoff_max_s=5)
+        on_a, on_b = await pool.acquire(), await pool.acquire()
+        failover = asyncio.ensure_future(pool.acquire(avoid={on_a.replica}))
+        plain = asyncio.ensure_future(pool.acquire())
+        await asyncio.sleep(0)
+        pool.release(on_a)
+        got = await asyncio.wait_for(plain, timeout=10)
+        assert got.replica is on_a.replica and not failover.done()
+        pool.release(on_b)
+        assert (await asyncio.wait_for(failover, timeout=10)).replica is on_b.replica
+
+    asyncio.run(go())
+
+
 # --- spec, identity, messages ---------------------------------------------------------------------
 
 

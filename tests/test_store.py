@@ -108,6 +108,22 @@ def test_read_only_open_reads_and_never_writes(tmp_path):
         Store.open_read_only(tmp_path / "elsewhere")
 
 
+def test_a_store_another_run_is_creating_is_read_through_its_locks_never_as_immutable(tmp_path, monkeypatch):
+    # A run creating a store has made its file, not yet its tables: a `mode=ro` read says 'no such table'. The
+    # reader then read the file `immutable=1`, past the creator's locks and WAL: with two starting runs reading
+    # while two others created the store, 6 of 100 rounds read half-written pages ('database disk image is
+    # malformed', which ended the run). Only a folder that cannot hold the -shm file is read immutable.
+    (tmp_path / "ws").mkdir()
+    sqlite3.connect(tmp_path / "ws" / STORE_FILENAME).execute("PRAGMA journal_mode = WAL").close()
+    opened, connect = [], sqlite3.connect
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda target, *a, **k: opened.append(str(target)) or connect(target, *a, **k)
+    )
+    with pytest.raises(StoreError, match="no such table: runs"):
+        Store.open_read_only(tmp_path / "ws")
+    assert [uri.rsplit("?", 1)[-1] for uri in opened] == ["mode=ro"]
+
+
 def _open_when_released(folder, barrier, outcomes) -> None:
     barrier.wait()
     try:

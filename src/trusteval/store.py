@@ -183,6 +183,18 @@ def _retry_while_locked(action: Callable[[], T], attempts: int = 20) -> T:
     raise AssertionError("unreachable")
 
 
+def _cannot_share(exc: sqlite3.Error) -> bool:
+    """Whether a `mode=ro` read failed because SQLite cannot make or write the store's -shm file (a read-only
+    folder or mount): the one case for an `immutable=1` read, which ignores locks and the WAL. On a store that
+    another process is writing (a run creating it: 'no such table'), it read half-written pages ('database disk
+    image is malformed') or missed rows still in the WAL."""
+    name = getattr(exc, "sqlite_errorname", "")  # Python >= 3.11
+    message = str(exc).lower()
+    return (
+        name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) or "unable to open" in message or "readonly" in message
+    )
+
+
 class Store(StoreReads):
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
@@ -218,15 +230,19 @@ class Store(StoreReads):
         path = Path(folder) / STORE_FILENAME
         if not path.is_file():
             raise StoreError(f"no store in '{folder}'")
-        for query in ("mode=ro", "immutable=1"):  # immutable: a read-only folder where no -shm can be made
+        for query in ("mode=ro", "immutable=1"):
             try:
-                conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, isolation_level=None)
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?{query}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+                )
                 conn.row_factory = sqlite3.Row
                 conn.execute("SELECT COUNT(*) FROM runs").fetchone()
                 return cls(conn, path)
             except sqlite3.Error as exc:
                 failure = exc
                 conn.close()
+                if not _cannot_share(exc):
+                    break
         raise StoreError(f"cannot read the store '{path}': {failure}")
 
     def close(self) -> None:

@@ -142,7 +142,10 @@ def test_a_store_that_cannot_be_written_is_a_clear_error_and_stays_intact(tmp_pa
         before = _sha(store / STORE_FILE)
         with read_only(store) as how:
             refused = run_cli(*_args(server, store, cache_dir, limit=25))
+            listed = run_cli("runs", "--store", store, "--json")  # read immutable: no -shm can be made here
             assert _sha(store / STORE_FILE) == before
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert [run["status"] for run in listed.json()["runs"]] == ["complete"]
     assert refused.returncode == 2, refused.stderr[-2000:]
     assert "the store is not writable; fix its permissions or pass another --store" in refused.stderr
     assert "Traceback" not in refused.stderr

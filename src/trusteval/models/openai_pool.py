@@ -87,7 +87,7 @@ class ReplicaPool:
         self.replicas = replicas
         self._backoff_base_s = backoff_base_s
         self._backoff_max_s = backoff_max_s
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters: deque[tuple[asyncio.Future[None], Collection[Replica]]] = deque()  # and what each avoids
 
     @property
     def size(self) -> int:
@@ -109,11 +109,11 @@ class ReplicaPool:
                 replica.sent += 1
                 return Slot(replica, replica.free_slots.pop())
             down = [r.down_until - now for r in self.replicas if not r.is_up(now)]
-            await self._wait(min(down) if down else None)
+            await self._wait(min(down) if down else None, avoid)
 
     def release(self, slot: Slot) -> None:
         slot.replica.free_slots.append(slot.client_index)
-        self._wake_one()
+        self._wake_one(slot.replica)
 
     def answered(self, replica: Replica) -> None:
         """The replica answered: it is up, and its count of failures in a row starts again."""
@@ -144,11 +144,11 @@ class ReplicaPool:
             return ""
         return f"all {self.size} replicas are down"
 
-    async def _wait(self, timeout_s: float | None) -> None:
+    async def _wait(self, timeout_s: float | None, avoid: Collection[Replica]) -> None:
         """Until a slot is released, or `timeout_s` passes (when a down replica comes back)."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
-        self._waiters.append(waiter)
+        self._waiters.append((waiter, avoid))
         timer = loop.call_later(max(timeout_s, 0.0), _wake, waiter) if timeout_s is not None else None
         try:
             await waiter
@@ -160,16 +160,20 @@ class ReplicaPool:
             if timer is not None:
                 timer.cancel()
 
-    def _wake_one(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
+    def _wake_one(self, freed: Replica | None = None) -> None:
+        """Wake the first waiter that does not avoid `freed` (whose slot was just released), else the first one.
+        A failover that avoids `freed` would take the wake-up and wait again, the slot idle meanwhile."""
+        while self._waiters and self._waiters[0][0].done():
+            self._waiters.popleft()
+        chosen = next((i for i, (w, avoid) in enumerate(self._waiters) if not w.done() and freed not in avoid), 0)
+        if self._waiters:
+            waiter, _ = self._waiters[chosen]
+            del self._waiters[chosen]
+            waiter.set_result(None)
 
     def _wake_all(self) -> None:
         while self._waiters:
-            _wake(self._waiters.popleft())
+            _wake(self._waiters.popleft()[0])
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
