@@ -77,3 +77,36 @@ def test_leases_of_a_process_gone_from_this_host_end_at_once(tmp_path) -> None:
     mine, foreign, _ = asyncio.run(split_after_enter())
     assert mine == [KEYS[0]]
     assert foreign == KEYS[1:3]
+
+
+def test_a_failed_renewal_is_tried_again_and_leases_are_still_released(tmp_path, monkeypatch) -> None:
+    """A renewal that fails (a lock held past the retry window, a full disk) used to end the heartbeat: the
+    leases then lapsed for the rest of the run, and leaving the block raised the renewal's error, which hid
+    the run's own outcome and skipped releasing the leases."""
+    import asyncio
+
+    from trusteval.errors import StoreError
+
+    store = Store.open(tmp_path)
+    renewals: list[str] = []
+    real_renew = store.renew_leases
+
+    def flaky_renew(owner: str, ttl_s: float) -> None:
+        renewals.append("failed" if not renewals else "renewed")
+        if renewals[-1] == "failed":
+            raise StoreError("store: database is locked")
+        real_renew(owner, ttl_s)
+
+    monkeypatch.setattr(store, "renew_leases", flaky_renew)
+
+    async def run() -> Leases:
+        async with Leases(store, ttl_s=0.15) as leases:
+            leases.split(KEYS[:2])
+            deadline = time.monotonic() + 60
+            while len(renewals) < 2 and time.monotonic() < deadline:  # a beat every 0.05 s
+                await asyncio.sleep(0.01)
+        return leases
+
+    asyncio.run(run())
+    assert renewals[0] == "failed" and "renewed" in renewals
+    assert store.conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0

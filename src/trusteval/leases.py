@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import suppress
 
+from trusteval.errors import StoreError
 from trusteval.run_owner import RunOwner, owner_alive
 from trusteval.store import Store
 
@@ -39,12 +40,14 @@ class Leases:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._heartbeat:
-            self._heartbeat.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._heartbeat
-        with suppress(Exception):  # a full disk must not hide the run's own error; leases expire anyway
-            self.store.release(sorted(self.mine), self.owner)
+        try:
+            if self._heartbeat:
+                self._heartbeat.cancel()
+                with suppress(asyncio.CancelledError):
+                    await self._heartbeat
+        finally:
+            with suppress(Exception):  # a full disk must not hide the run's own error; leases expire anyway
+                self.store.release(sorted(self.mine), self.owner)
 
     def free_dead_owners(self) -> None:
         """End the leases of owners (`host:pid:tag`) whose process is gone from this host."""
@@ -59,7 +62,11 @@ class Leases:
     async def _renew_forever(self) -> None:
         while True:
             await asyncio.sleep(self.ttl_s / 3)
-            self.store.renew_leases(self.owner, self.ttl_s)
+            # A lock held past the store's retry window or a full disk: try again at the next beat. Ending the
+            # heartbeat would let every lease lapse for the rest of the run; a lapsed lease costs at most a
+            # duplicate call, and the run's own writes report a lasting store problem.
+            with suppress(StoreError):
+                self.store.renew_leases(self.owner, self.ttl_s)
 
     def split(self, keys: Sequence[str], ahead: Sequence[str] = ()) -> tuple[list[str], list[str], list[str]]:
         """(keys to answer, keys another process holds, keys answered meanwhile), claiming unclaimed keys
