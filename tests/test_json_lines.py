@@ -35,8 +35,22 @@ def _errors(path: Path) -> list[str]:
         (ROW + b'{"prompt": "\\ud800", "response": "A"}\n' + b"\xe4\n", "line 2, field 'prompt': the value holds"),
         (ROW * 3 + b"\xe4\xb8\n" + b"{not json\n", "line 4: not UTF-8 (byte 0xe4 at offset 99)"),
         (ROW + b"x\xe2\x80\xa8\n" + b"\x00\n", "line 2: not valid JSON"),  # U+2028: line 3 is the line's half
+        # Found by a randomized test: a problem byte after a line end that is not "\n" (CR, U+2028) came
+        # before an earlier line's JSON error, and a bad byte before a NUL earlier on its "\n" line
+        (ROW + b"{not json\r" + b'{"prompt": "\xff"}\n', "line 2: not valid JSON"),
+        (ROW + b"[1]\xe2\x80\xa8" + b"\x00\n", "line 2: expected a JSON object, found list"),
+        (ROW + b'{"x": "\x00", "y": "\xff"}\n', "line 2: contains a NUL byte"),
     ],
-    ids=["json-before-byte", "list-before-nul", "surrogate-before-byte", "byte-before-json", "separator"],
+    ids=[
+        "json-before-byte",
+        "list-before-nul",
+        "surrogate-before-byte",
+        "byte-before-json",
+        "separator",
+        "json-before-byte-after-cr",
+        "list-before-nul-after-separator",
+        "nul-before-byte",
+    ],
 )
 @pytest.mark.parametrize("block", [decode.BLOCK_BYTES, 1, 40])
 def test_every_reader_reports_the_first_problem_in_file_order(tmp_path, monkeypatch, content, expected, block):

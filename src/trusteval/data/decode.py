@@ -30,20 +30,25 @@ def without_bom(path: Path, first: bytes) -> bytes:
 
 def decoded(path: Path, body: bytes, offset: int, line: int) -> str:
     """`body`, the bytes of the file from `offset` on, starting line `line`, as text; the first byte that is
-    not UTF-8, or else the first NUL, is refused with its line (lines counted by "\\n") and offset."""
+    not UTF-8 or NUL, whichever comes first, is refused with its line (lines counted by "\\n") and offset."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
+        refuse_nul(path, body[: exc.start].decode("utf-8"), line)
         raise DataError(
             path,
             f"not UTF-8 (byte 0x{body[exc.start]:02x} at offset {offset + exc.start:,}); re-save the file as UTF-8",
             line=line + body.count(b"\n", 0, exc.start),
         ) from None
+    refuse_nul(path, text, line)
+    return text
+
+
+def refuse_nul(path: Path, text: str, line: int) -> None:
     nul = text.find("\x00")
     if nul >= 0:
         line += text.count("\n", 0, nul)
         raise DataError(path, "contains a NUL byte; the file is binary or corrupted", line=line)
-    return text
 
 
 def json_lines(path: Path, handle: BinaryIO) -> Iterator[tuple[int, int, dict[str, Any]]]:
@@ -83,8 +88,26 @@ def _texts(path: Path, handle: BinaryIO) -> Iterator[tuple[int, str]]:
 
 def _lines(path: Path, body: bytes, offset: int, physical: int) -> Iterator[tuple[int, str]]:
     for raw in io.BytesIO(body):
-        yield offset, decoded(path, raw, offset, physical)
+        try:
+            text = decoded(path, raw, offset, physical)
+        except DataError:
+            # "\n" is not the only line end: the lines before the problem in this one come first, in file order
+            yield offset, _lines_before_problem(raw)
+            raise
+        yield offset, text
         offset, physical = offset + len(raw), physical + 1
+
+
+def _lines_before_problem(raw: bytes) -> str:
+    """The whole lines (as `str.splitlines` splits them) before the first byte that is not UTF-8 or NUL."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw[: exc.start].decode("utf-8")
+    pieces = text.split("\x00", 1)[0].splitlines(keepends=True)
+    if pieces and pieces[-1][-1] not in LINE_ENDS:
+        pieces.pop()  # the line the problem is in
+    return "".join(pieces)
 
 
 def json_object(path: Path, text: str, line: int) -> dict[str, Any]:
