@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def _errors(path: Path) -> list[str]:
         (ROW + b'{"prompt": "\\ud800", "response": "A"}\n' + b"\xe4\n", "line 2, field 'prompt': the value holds"),
         (ROW * 3 + b"\xe4\xb8\n" + b"{not json\n", "line 4: not UTF-8 (byte 0xe4 at offset 99)"),
         (ROW + b"x\xe2\x80\xa8\n" + b"\x00\n", "line 2: not valid JSON"),  # U+2028: line 3 is the line's half
-        # Found by a randomized test: a problem byte after a line end that is not "\n" (CR, U+2028) came
+        # Found by the randomized test below: a problem byte after a line end that is not "\n" (CR, U+2028) came
         # before an earlier line's JSON error, and a bad byte before a NUL earlier on its "\n" line
         (ROW + b"{not json\r" + b'{"prompt": "\xff"}\n', "line 2: not valid JSON"),
         (ROW + b"[1]\xe2\x80\xa8" + b"\x00\n", "line 2: expected a JSON object, found list"),
@@ -86,3 +87,152 @@ def test_blocks_give_the_rows_line_numbers_and_offsets_of_the_whole_text(monkeyp
     assert [offset for _, offset, _ in found] == [3, 38, 86, 121, 158, 197]
     for _, offset, row in found:
         assert json.loads(raw[offset:].decode("utf-8").splitlines()[0]) == row
+
+
+# -- randomized files (fixed seeds) against a reader of the whole text ------------------------------------------
+
+WORDS = ["alpha", "beta", "gamma", "你好", "世界", "回答", "测试一下", "ünï", "🎉", "a\u2028b", "c\x85d", "tab\t"]
+BLANKS = ["", "   ", "\t", "\u3000"]
+ENDS = ["\n", "\r\n", "\r"]
+
+
+def _record(rng: random.Random, prompts: list[str]) -> str:
+    """One answer row as JSON: text of ASCII and CJK, U+2028 / U+0085 inside strings always escaped (raw,
+    they end the line), sometimes a seed, sometimes a long text that spans several blocks."""
+    prompt = rng.choice(prompts) if prompts and rng.random() < 0.2 else " ".join(rng.choices(WORDS, k=3))
+    prompts.append(prompt)
+    row: dict = {"prompt": prompt, "response": " ".join(rng.choices(WORDS, k=rng.choice([2, 5, 80])))}
+    if rng.random() < 0.5:
+        row["seed"] = rng.choice([1, 42, ""])
+    text = json.dumps(row, ensure_ascii=rng.random() < 0.3)
+    return text.replace("\u2028", "\\u2028").replace("\x85", "\\u0085")
+
+
+def _lines(rng: random.Random) -> list[str]:
+    """A valid file's lines with their ends (LF, CRLF, lone CR): records, blank lines, and records followed by
+    a raw U+2028, U+0085 or another str.splitlines line end (the text after it is a line of its own)."""
+    prompts: list[str] = []
+    lines = []
+    for _ in range(rng.randint(30, 70)):
+        kind = rng.random()
+        if kind < 0.15:
+            body = rng.choice(BLANKS)
+        elif kind < 0.25:
+            body = _record(rng, prompts) + rng.choice(["\u2028", "\x85", "\u2029", "\x0c", "\x1e"]) + rng.choice(BLANKS)
+        else:
+            body = _record(rng, prompts) + rng.choice(["", "", " \t"])
+        lines.append(body + rng.choice(ENDS))
+    if rng.random() < 0.5:
+        lines[-1] = lines[-1].rstrip("\r\n")  # no line break at the end
+    return lines
+
+
+def _file_bytes(rng: random.Random, lines: list[str]) -> tuple[bytes, int]:
+    """The file's bytes (UTF-8, sometimes with a byte order mark) and the length of that mark."""
+    bom = decode.UTF8_BOM if rng.random() < 0.3 else b""
+    return bom + "".join(lines).encode("utf-8"), len(bom)
+
+
+def _reference(raw: bytes, bom: int) -> list[tuple[int, int, dict]]:
+    """(line number, byte offset, object) of each line that is not blank: the whole text split by
+    str.splitlines."""
+    found, offset = [], bom
+    for number, piece in enumerate(raw[bom:].decode("utf-8").splitlines(keepends=True), start=1):
+        line = piece.splitlines()[0]
+        if line.strip():
+            found.append((number, offset, json.loads(line)))
+        offset += len(piece.encode("utf-8"))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_files_read_like_the_whole_text(tmp_path, monkeypatch, seed):
+    from trusteval.models.replay_index import AnswerIndex
+
+    rng = random.Random(seed)
+    monkeypatch.setattr(decode, "BLOCK_BYTES", rng.randint(64, 300))
+    raw, bom = _file_bytes(rng, _lines(rng))
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(raw)
+    expected = _reference(raw, bom)
+    assert len(raw) > 5 * decode.BLOCK_BYTES  # many blocks
+    found = list(decode.json_lines(path, io.BytesIO(raw)))
+    assert found == expected
+    assert list(read_records(path)) == list(read_json_lines(path)) == [(n, row) for n, _, row in expected]
+    for _, offset, row in found:  # each offset is where the line's bytes start
+        assert json.loads(raw[offset:].decode("utf-8").splitlines()[0]) == row
+    answers = {(row["prompt"], row["seed"] if row.get("seed", "") != "" else None): row["response"]
+               for _, _, row in expected}  # fmt: skip
+    index = AnswerIndex(path, FIELDS)
+    try:
+        assert {key: index.get(*key) for key in answers} == answers and len(index) == len(answers)
+    finally:
+        index.close()
+
+
+PROBLEMS = {
+    "byte": b"\xff",
+    "cut": "你".encode()[:2],  # a character cut short
+    "nul": b"\x00",
+    "separator": "\u2028".encode(),  # a raw line separator inside the object: two lines, neither JSON
+}
+WHOLE_LINES = {"json": b"{not json", "list": b"[1, 2]", "text": b'"just text"'}
+
+
+def _inject(rng: random.Random, lines: list[str]) -> bytes:
+    """The file's lines as bytes with one or two problems in random record lines."""
+    encoded = [line.encode("utf-8") for line in lines]
+    records = [n for n, line in enumerate(lines) if line.lstrip().startswith("{")]
+    for at in rng.sample(records, rng.choice([1, 1, 2])):
+        kind = rng.choice([*PROBLEMS, *WHOLE_LINES])
+        if kind in WHOLE_LINES:
+            encoded[at] = WHOLE_LINES[kind] + rng.choice(ENDS).encode()
+            continue
+        cut = rng.randint(1, json.JSONDecoder().raw_decode(lines[at])[1] - 1)  # inside the object
+        encoded[at] = lines[at][:cut].encode("utf-8") + PROBLEMS[kind] + lines[at][cut:].encode("utf-8")
+    return b"".join(encoded)
+
+
+def _first_problem(path: Path, raw: bytes, bom: int) -> str:
+    """The message of the first problem in file order, found in the whole text: a byte that is not UTF-8 or a
+    NUL is numbered by "\\n" lines, a JSON problem by str.splitlines lines (decode.json_lines' docstring)."""
+    try:
+        text = raw[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+        text = raw[bom : bom + bad].decode("utf-8")
+        byte_problem = (1 + raw[:bom + bad].count(b"\n"), f"not UTF-8 (byte 0x{raw[bom + bad]:02x} at offset "
+                        f"{bom + bad:,}); re-save the file as UTF-8")  # fmt: skip
+    else:
+        byte_problem = None
+    if "\x00" in text:
+        nul = text.index("\x00")
+        byte_problem = (1 + text.count("\n", 0, nul), "contains a NUL byte; the file is binary or corrupted")
+        text = text[:nul]
+    lines = text.splitlines()
+    cut_short = (text + "x").splitlines()[-1] != "x"  # the text ends inside the problem's line
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if byte_problem is not None and cut_short and number == len(lines):
+                break  # the line the bad byte is in: the byte is the first problem
+            return f"{path}, line {number}: not valid JSON ({exc.msg} at column {exc.colno})"
+        if not isinstance(row, dict):
+            return f"{path}, line {number}: expected a JSON object, found {type(row).__name__}"
+    assert byte_problem is not None
+    return f"{path}, line {byte_problem[0]}: {byte_problem[1]}"
+
+
+# 446, 1286, 1705: files whose first problem was reported after a later byte problem on the same "\n" line
+@pytest.mark.parametrize("seed", [*range(40), 446, 1286, 1705])
+def test_the_first_problem_in_a_random_file_is_named_alike_by_every_reader(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    monkeypatch.setattr(decode, "BLOCK_BYTES", rng.randint(64, 300))
+    body = _inject(rng, _lines(rng))
+    bom = decode.UTF8_BOM if rng.random() < 0.3 else b""
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(bom + body)
+    assert _errors(path) == [_first_problem(path, bom + body, len(bom))] * 3
