@@ -63,6 +63,12 @@ def test_merged_shards_equal_one_run(tmp_path, cache_dir) -> None:
     assert outcome == {"status": "complete", "items": 2 * len(TEXTS), "missing_shards": []}
     again = run_cli("merge", tmp_path / "s1", "--into", merged, "--json")
     assert sum(again.json()["added"].values()) == 0, "merging a store twice adds nothing"
+    assert again.json()["runs"][whole["run_id"]] == outcome, "the merged store still holds every shard"
+
+    for i, missing in ((0, ["1/3", "2/3"]), (1, ["2/3"]), (2, [])):  # merged one by one as the shards finish
+        step = run_cli("merge", tmp_path / f"s{i}", "--into", tmp_path / "stepwise", "--json").json()
+        assert step["runs"][whole["run_id"]]["missing_shards"] == missing
+    assert step["runs"][whole["run_id"]] == outcome
 
     single = run_cli("report", whole["run_id"], "--store", tmp_path / "whole", "--json").json()
     joined = run_cli("report", whole["run_id"], "--store", merged, "--json").json()

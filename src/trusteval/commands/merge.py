@@ -28,13 +28,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trusteval.jsonout import print_json
-    from trusteval.merge import merge_stores, missing_shards
+    from trusteval.merge import merge_stores
     from trusteval.store import Store
 
     store = Store.open(args.into)
     try:
         merged = merge_stores(store, [Path(folder) for folder in args.stores])
-        runs = {run_id: _finish_run(store, run_id, missing_shards(shards)) for run_id, shards in merged.runs.items()}
+        runs = {run_id: _finish_run(store, run_id, shards) for run_id, shards in merged.runs.items()}
     finally:
         store.close()
     if args.json:
@@ -52,15 +52,17 @@ def _missing_text(outcome: dict[str, Any]) -> str:
     return f"; shards missing: {', '.join(missing)} (merge them too)" if missing else ""
 
 
-def _finish_run(store: Store, run_id: str, missing: list[str]) -> dict[str, Any]:
-    """Recompute the joined run's metrics and tables from its rows; a run with shards missing is incomplete."""
+def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, Any]:
+    """Recompute the joined run's metrics and tables from its rows; its status is its least finished shard's,
+    incomplete while shards are missing."""
+    from trusteval.merge import merged_status, missing_shards
     from trusteval.report.results import run_results
 
     results = run_results(store, run_id)
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
-    if missing:
-        store.finish_run(run_id, "incomplete")
+    missing = missing_shards(set(shards))
+    store.finish_run(run_id, merged_status(shards))
     info = store.run_info(run_id) or {}
     items = next((r["items"] for r in store.runs() if r["run_id"] == run_id), 0)
     return {"status": info.get("status"), "items": items, "missing_shards": missing}
