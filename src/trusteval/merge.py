@@ -28,14 +28,21 @@ class MergeReport:
     runs: dict[str, dict[str, str]] = field(default_factory=dict)  # run id -> {shard seen: its status}
 
 
-def merge_stores(target: Store, sources: list[Path]) -> MergeReport:
-    report = MergeReport()
+def check_sources(into: Path, sources: list[Path]) -> None:
+    """Refuse before the target is created: a folder with no store, or the target itself among the sources."""
     for folder in sources:
         path = Path(folder) / STORE_FILENAME
         if not path.is_file():
             raise StoreError(f"no store in '{folder}'")
-        if path.resolve() == target.path.resolve():
+        if path.resolve() == (Path(into) / STORE_FILENAME).resolve():
             raise StoreError(f"'{folder}' is the store being merged into")
+
+
+def merge_stores(target: Store, sources: list[Path]) -> MergeReport:
+    report = MergeReport()
+    check_sources(target.path.parent, sources)
+    for folder in sources:
+        path = Path(folder) / STORE_FILENAME
         Store.open(folder).close()  # brings an older store to the current schema before its rows are copied
         _merge_one(target, path, report)
     return report

@@ -28,12 +28,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trusteval.jsonout import print_json
-    from trusteval.merge import merge_stores
+    from trusteval.merge import check_sources, merge_stores
     from trusteval.store import Store
 
+    sources = [Path(folder) for folder in args.stores]
+    check_sources(Path(args.into), sources)
     store = Store.open(args.into)
     try:
-        merged = merge_stores(store, [Path(folder) for folder in args.stores])
+        merged = merge_stores(store, sources)
         runs = {run_id: _finish_run(store, run_id, shards) for run_id, shards in merged.runs.items()}
     finally:
         store.close()
