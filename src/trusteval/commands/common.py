@@ -58,8 +58,10 @@ def check_run(store: Store, run_id: str | None) -> str:
     """The run id, or a usage error unless the store holds this run."""
     from trusteval.errors import UsageError
 
-    if run_id is None or store.run_info(run_id) is None:
-        folder = store.path.parent
+    folder = store.path.parent
+    if run_id is None:  # no run named, and the store holds none to default to
+        raise UsageError(f"no runs in '{folder}' yet; `trusteval run --store {folder}` makes one")
+    if store.run_info(run_id) is None:
         raise UsageError(f"no run '{run_id}' in '{folder}'; `trusteval runs --store {folder}` lists them")
     return run_id
 
