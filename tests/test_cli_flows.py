@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from helpers import run_cli, write_labelled_csv, write_replay_answers
 
 
@@ -33,3 +35,22 @@ def test_table6_shows_no_nan_interval_for_a_model_whose_generations_all_failed(t
     rows = (tmp_path / "ws" / "reports").glob("*/table6_*.csv")
     failed_row = next(line for path in rows for line in path.read_text().splitlines() if "empty.jsonl" in line)
     assert failed_row.split(",")[1:] == ["", "n/a", "", "", "0"]
+
+
+def test_a_run_on_an_edited_data_file_lists_the_dataset_its_rows_come_from(tmp_path) -> None:
+    texts = ["这个地区的人都很友好", "那些女人真恶心"]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    answers = write_replay_answers(tmp_path / "answers.jsonl", texts, ["好的"] * len(texts))
+    run = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+           "--model", f"replay:{answers}", "--seeds", "42", "--store", tmp_path / "ws", "--resamples", "50",
+           "--no-progress")  # fmt: skip
+    assert run_cli(*run).returncode == 0
+    data.write_text(data.read_text(encoding="utf-8").replace(",1,", ",0,"), encoding="utf-8")  # relabel a row
+    assert run_cli(*run).returncode == 0
+
+    exported = {
+        json.loads(line)["dataset"] for line in run_cli("export", "--store", tmp_path / "ws").stdout.splitlines()
+    }
+    listed = {r["dataset"] for r in run_cli("runs", "--store", tmp_path / "ws", "--json").json()["runs"]}
+    assert len(exported) == 1 and listed == exported
+    assert run_cli("tables", "--store", tmp_path / "ws", "--dataset", exported.pop()).returncode == 0
