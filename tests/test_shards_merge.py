@@ -7,6 +7,7 @@ import hashlib
 import pytest
 
 from helpers import run_cli, write_labelled_csv, write_replay_answers
+from trusteval.merge import missing_shards
 from trusteval.shards import parse_shard, shard_of
 
 pytestmark = pytest.mark.slow
@@ -42,6 +43,13 @@ def test_shards_are_disjoint_and_cover_every_key() -> None:
     slices = [{k for k in keys if shard_of(k, 3) == i} for i in range(3)]
     assert sum(len(s) for s in slices) == len(keys) and set().union(*slices) == set(keys)
     assert min(len(s) for s in slices) > len(keys) / 4, "slices are of similar size"
+
+
+def test_missing_shards_of_different_counts_are_the_uncovered_residues() -> None:
+    assert missing_shards({"0/3", "2/3"}) == ["1/3"] and missing_shards({"", "0/3"}) == []
+    assert missing_shards({"0/3", "1/2"}) == ["2/6", "4/6"], "0/3 and 1/2 do not cover the run"
+    assert missing_shards({"0/3", "1/2", "2/6", "4/6"}) == []
+    assert missing_shards({"0/2", "1/4", "3/4"}) == []
 
 
 def test_merged_shards_equal_one_run(tmp_path, cache_dir) -> None:

@@ -9,16 +9,19 @@ recompute over the joined rows; those describing a run's setup (scorers, data) a
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trusteval.errors import StoreError
+from trusteval.shards import parse_shard
 from trusteval.store import STORE_FILENAME, Store
 
 NOT_COPIED_AGGREGATES = ("metrics", "tables", "shard", "merged_shards")  # recomputed after a merge
 MERGED_SHARDS = "merged_shards"  # run id -> {shard ("" for a whole run): its status}, kept in the target
 SKIPPED_TABLES = {"schema_migrations", "sqlite_sequence"}
+MAX_RESIDUES = 100_000  # shards of different counts: the most residues enumerated to find the missing slices
 STATUS_RANK = {"complete": 0, "running": 1, "interrupted": 2, "incomplete": 3}
 
 
@@ -145,10 +148,16 @@ def merged_status(shards: dict[str, str]) -> str:
 
 
 def missing_shards(shards: set[str]) -> list[str]:
-    """The 'i/n' slices not seen among `shards` (empty when a whole run was merged)."""
-    counts = {int(s.split("/")[1]) for s in shards if s}
-    if "" in shards or len(counts) != 1:
+    """The 'i/n' slices not covered by `shards` (empty when a whole run was merged).
+
+    Shards of different counts are compared modulo the least common multiple L of the counts: shard i/n holds
+    the keys whose residue r mod L has r % n == i, so the uncovered residues r are the missing slices 'r/L'
+    (each one a valid --shard). With one count this is simply the indexes not seen.
+    """
+    if "" in shards or not shards:
         return []
-    count = counts.pop()
-    seen = {int(s.split("/")[0]) for s in shards}
-    return [f"{i}/{count}" for i in range(count) if i not in seen]
+    parsed = {parse_shard(s) for s in shards}
+    total = math.lcm(*(count for _, count in parsed))
+    if total > MAX_RESIDUES:  # too fine to enumerate: list each count's own missing indexes
+        return sorted({f"{i}/{n}" for _, n in parsed for i in range(n) if (i, n) not in parsed})
+    return [f"{r}/{total}" for r in range(total) if not any(r % n == i for i, n in parsed)]
