@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from trusteval.jsonout import print_json
 from trusteval.safetext import one_line
+
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
 STATUS_NOTES = {
     "running": "its process is still at work (or runs on another host); these tables show what is stored so far",
@@ -51,6 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         found = {r: run_results(store, r) for r in run_ids}
         statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
         timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
+        missing = {r: _missing_shards(store, r) for r in run_ids}
         if args.html:
             from trusteval.report.html_write import write_runs_html
 
@@ -82,5 +87,17 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(one_line(note), file=sys.stderr)
     for r, status in statuses.items():  # after --out, so an output error stays the one line on stderr
         if status != "complete":
-            print(f"run {r} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
+            note = _shards_note(missing[r]) if missing[r] else STATUS_NOTES.get(status, "see `trusteval runs`")
+            print(f"run {r} is {status}: {note}", file=sys.stderr)
     return 0
+
+
+def _missing_shards(store: Store, run_id: str) -> list[str]:
+    """The slices a run joined by `trusteval merge` still lacks (none for a run made in this store)."""
+    from trusteval.merge import MERGED_SHARDS, missing_shards
+
+    return missing_shards(set(store.aggregate(run_id, MERGED_SHARDS) or {}))
+
+
+def _shards_note(missing: list[str]) -> str:
+    return f"shards missing: {', '.join(missing)}; merge their stores into this one (`trusteval merge`)"
