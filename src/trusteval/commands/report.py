@@ -55,7 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         found = {r: run_results(store, r) for r in run_ids}
         statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
         timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
-        missing = {r: _missing_shards(store, r) for r in run_ids}
+        unfinished = status_notes(store, statuses)
         if args.html:
             from trusteval.report.html_write import write_runs_html
 
@@ -85,18 +85,22 @@ def cmd_report(args: argparse.Namespace) -> int:
                 raise UsageError(f"flag --out: cannot write the tables to '{folder}': {os_reason(exc)}") from None
         for note in notes:
             print(one_line(note), file=sys.stderr)
-    for r, status in statuses.items():  # after --out, so an output error stays the one line on stderr
-        if status != "complete":
-            note = _shards_note(missing[r]) if missing[r] else STATUS_NOTES.get(status, "see `trusteval runs`")
-            print(f"run {r} is {status}: {note}", file=sys.stderr)
+    for note in unfinished:  # after --out, so an output error stays the one line on stderr
+        print(note, file=sys.stderr)
     return 0
 
 
-def _missing_shards(store: Store, run_id: str) -> list[str]:
-    """The slices a run joined by `trusteval merge` still lacks (none for a run made in this store)."""
+def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
+    """One line per run that is not complete: why, and what to do (a merged run: the shards it lacks)."""
     from trusteval.merge import MERGED_SHARDS, missing_shards
 
-    return missing_shards(set(store.aggregate(run_id, MERGED_SHARDS) or {}))
+    notes = []
+    for run_id, status in statuses.items():
+        if status != "complete":
+            missing = missing_shards(set(store.aggregate(run_id, MERGED_SHARDS) or {}))
+            note = _shards_note(missing) if missing else STATUS_NOTES.get(status, "see `trusteval runs`")
+            notes.append(f"run {run_id} is {status}: {note}")
+    return notes
 
 
 def _shards_note(missing: list[str]) -> str:
