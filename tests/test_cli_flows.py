@@ -54,3 +54,20 @@ def test_a_run_on_an_edited_data_file_lists_the_dataset_its_rows_come_from(tmp_p
     listed = {r["dataset"] for r in run_cli("runs", "--store", tmp_path / "ws", "--json").json()["runs"]}
     assert len(exported) == 1 and listed == exported
     assert run_cli("tables", "--store", tmp_path / "ws", "--dataset", exported.pop()).returncode == 0
+
+
+def test_merging_shards_that_read_different_versions_of_the_data_warns(tmp_path) -> None:
+    texts = [f"第{i}句话" for i in range(8)]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    answers = write_replay_answers(tmp_path / "answers.jsonl", texts, ["好的"] * len(texts))
+    shard = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+             "--model", f"replay:{answers}", "--seeds", "42", "--resamples", "50", "--shard")  # fmt: skip
+    assert run_cli(*shard, "0/2", "--store", tmp_path / "s0").returncode == 0
+    data.write_text(data.read_text(encoding="utf-8").replace(",1,", ",0,"), encoding="utf-8")  # edited meanwhile
+    assert run_cli(*shard, "1/2", "--store", tmp_path / "s1").returncode == 0
+
+    done = run_cli("merge", tmp_path / "s0", tmp_path / "s1", "--into", tmp_path / "merged", "--json")
+    (outcome,) = done.json()["runs"].values()
+    assert len(outcome["datasets"]) == 2 and all(d.startswith("file:data@") for d in outcome["datasets"])
+    told = run_cli("merge", tmp_path / "s0", tmp_path / "s1", "--into", tmp_path / "merged").stderr
+    assert "joins rows of 2 versions of its data" in told

@@ -17,6 +17,9 @@ TEXTS = [f"{group}的人{word}第{i}句" for i, (group, word) in enumerate(
 )]  # fmt: skip
 
 
+DATASET = "file:data@3ab05202"  # the name of the data below, by its content: every shard read the same file
+
+
 def _inputs(folder):
     data = write_labelled_csv(folder / "data.csv", TEXTS)
     responses = [("你说得对，" if i % 3 else "滚开，蠢货") + t for i, t in enumerate(TEXTS)]
@@ -62,7 +65,7 @@ def test_merged_shards_equal_one_run(tmp_path, cache_dir) -> None:
     partial = run_cli("merge", tmp_path / "s0", tmp_path / "s1", "--into", tmp_path / "partial", "--json")
     assert partial.returncode == 0, partial.stderr
     assert partial.json()["runs"][whole["run_id"]] == {"status": "incomplete", "items": parts[0]["requests"]
-        + parts[1]["requests"], "missing_shards": ["2/3"]}  # fmt: skip
+        + parts[1]["requests"], "missing_shards": ["2/3"], "datasets": [DATASET]}  # fmt: skip
     for command in ("report", "tables"):  # tables over 2 of 3 shards say so too
         told = run_cli(command, "--store", tmp_path / "partial").stderr
         assert "is incomplete: shards missing: 2/3; merge their stores" in told, "not: some answers failed, run again"
@@ -71,7 +74,7 @@ def test_merged_shards_equal_one_run(tmp_path, cache_dir) -> None:
     done = run_cli("merge", *(tmp_path / f"s{i}" for i in range(3)), "--into", merged, "--json")
     assert done.returncode == 0, done.stderr
     outcome = done.json()["runs"][whole["run_id"]]
-    assert outcome == {"status": "complete", "items": 2 * len(TEXTS), "missing_shards": []}
+    assert outcome == {"status": "complete", "items": 2 * len(TEXTS), "missing_shards": [], "datasets": [DATASET]}
     again = run_cli("merge", tmp_path / "s1", "--into", merged, "--json")
     assert sum(again.json()["added"].values()) == 0, "merging a store twice adds nothing"
     assert again.json()["runs"][whole["run_id"]] == outcome, "the merged store still holds every shard"

@@ -137,6 +137,12 @@ def _drop_shard_from_specs(conn: sqlite3.Connection) -> None:
     )
 
 
+def run_datasets(target: Store, run_id: str) -> list[str]:
+    """The dataset versions a run's rows come from: more than one when its shards read different data files."""
+    rows = target.conn.execute("SELECT DISTINCT dataset FROM run_items WHERE run_id=? ORDER BY dataset", (run_id,))
+    return [row[0] for row in rows]
+
+
 def merged_status(shards: dict[str, str]) -> str:
     """A run joined from shards is only as finished as its least finished part, and incomplete while any
     shard is missing."""

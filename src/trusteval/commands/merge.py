@@ -45,6 +45,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         for run_id, outcome in runs.items():
             line = f"{run_id}: {outcome['status']}, {outcome['items']} items" + _missing_text(outcome)
             print(one_line(line), file=sys.stderr)
+            if len(outcome["datasets"]) > 1:
+                print(one_line(_mixed_text(run_id, outcome["datasets"])), file=sys.stderr)
         print(one_line(f"merged {len(args.stores)} stores into {args.into}"), file=sys.stderr)
     return 0
 
@@ -54,10 +56,17 @@ def _missing_text(outcome: dict[str, Any]) -> str:
     return f"; shards missing: {', '.join(missing)} (merge them too)" if missing else ""
 
 
+def _mixed_text(run_id: str, datasets: list[str]) -> str:
+    return (
+        f"warning: {run_id} joins rows of {len(datasets)} versions of its data ({', '.join(datasets)}): its shards "
+        "read different data files, so its tables mix them; rerun the shards on one version of the file"
+    )
+
+
 def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, Any]:
     """Recompute the joined run's metrics and tables from its rows; its status is its least finished shard's,
     incomplete while shards are missing."""
-    from trusteval.merge import merged_status, missing_shards
+    from trusteval.merge import merged_status, missing_shards, run_datasets
     from trusteval.report.results import run_results
 
     results = run_results(store, run_id)
@@ -67,4 +76,5 @@ def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, 
     store.finish_run(run_id, merged_status(shards))
     info = store.run_info(run_id) or {}
     items = next((r["items"] for r in store.runs() if r["run_id"] == run_id), 0)
-    return {"status": info.get("status"), "items": items, "missing_shards": missing}
+    datasets = run_datasets(store, run_id)
+    return {"status": info.get("status"), "items": items, "missing_shards": missing, "datasets": datasets}
