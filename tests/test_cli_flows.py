@@ -71,3 +71,11 @@ def test_merging_shards_that_read_different_versions_of_the_data_warns(tmp_path)
     assert len(outcome["datasets"]) == 2 and all(d.startswith("file:data@") for d in outcome["datasets"])
     told = run_cli("merge", tmp_path / "s0", tmp_path / "s1", "--into", tmp_path / "merged").stderr
     assert "joins rows of 2 versions of its data" in told
+
+
+def test_a_merge_refused_for_a_source_that_is_no_store_writes_nothing(tmp_path) -> None:
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "trusteval.sqlite").write_text("not a database")
+    done = run_cli("merge", tmp_path / "junk", "--into", tmp_path / "merged")
+    assert done.returncode == 2 and "file is not a database" in done.stderr
+    assert not (tmp_path / "merged").exists(), "exit 2 promises nothing written"

@@ -32,22 +32,21 @@ class MergeReport:
 
 
 def check_sources(into: Path, sources: list[Path]) -> None:
-    """Refuse before the target is created: a folder with no store, or the target itself among the sources."""
+    """Refuse before the target is created: a folder with no store or an unreadable one, or the target itself."""
     for folder in sources:
         path = Path(folder) / STORE_FILENAME
         if not path.is_file():
             raise StoreError(f"no store in '{folder}'")
         if path.resolve() == (Path(into) / STORE_FILENAME).resolve():
             raise StoreError(f"'{folder}' is the store being merged into")
+        Store.open(folder).close()  # a store it cannot open is refused here; an older one gets the current schema
 
 
 def merge_stores(target: Store, sources: list[Path]) -> MergeReport:
     report = MergeReport()
     check_sources(target.path.parent, sources)
     for folder in sources:
-        path = Path(folder) / STORE_FILENAME
-        Store.open(folder).close()  # brings an older store to the current schema before its rows are copied
-        _merge_one(target, path, report)
+        _merge_one(target, Path(folder) / STORE_FILENAME, report)
     return report
 
 
