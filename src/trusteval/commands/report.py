@@ -91,11 +91,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
-    """One line per run that is not complete: why, and what to do (a merged run: the shards it lacks)."""
+    """One line per run that is not complete or holds one shard only: why, and what to do."""
     from trusteval.merge import MERGED_SHARDS, missing_shards
 
     notes = []
     for run_id, status in statuses.items():
+        shard = store.aggregate(run_id, "shard")
+        if shard and store.aggregate(run_id, MERGED_SHARDS) is None:  # a store written by `run --shard`
+            notes.append(f"run {run_id} holds shard {shard} only: these tables cover that slice (`trusteval merge`)")
         if status != "complete":
             missing = missing_shards(set(store.aggregate(run_id, MERGED_SHARDS) or {}))
             note = _shards_note(missing) if missing else STATUS_NOTES.get(status, "see `trusteval runs`")
