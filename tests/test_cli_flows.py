@@ -79,3 +79,14 @@ def test_a_merge_refused_for_a_source_that_is_no_store_writes_nothing(tmp_path) 
     done = run_cli("merge", tmp_path / "junk", "--into", tmp_path / "merged")
     assert done.returncode == 2 and "file is not a database" in done.stderr
     assert not (tmp_path / "merged").exists(), "exit 2 promises nothing written"
+
+
+def test_the_store_of_shard_0_of_1_is_the_whole_run(tmp_path) -> None:
+    texts = ["这个地区的人都很友好", "那些女人真恶心"]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    answers = write_replay_answers(tmp_path / "answers.jsonl", texts, ["好的"] * len(texts))
+    done = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+                   "--model", f"replay:{answers}", "--seeds", "42", "--store", tmp_path / "ws", "--resamples", "50",
+                   "--no-progress", "--shard", "0/1")  # fmt: skip
+    assert done.returncode == 0
+    assert "holds shard" not in run_cli("report", "--store", tmp_path / "ws").stderr

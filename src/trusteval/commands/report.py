@@ -97,7 +97,7 @@ def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
     notes = []
     for run_id, status in statuses.items():
         shard = store.aggregate(run_id, "shard")
-        if shard and store.aggregate(run_id, MERGED_SHARDS) is None:  # a store written by `run --shard`
+        if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
             notes.append(f"run {run_id} holds shard {shard} only: these tables cover that slice (`trusteval merge`)")
         if status != "complete":
             missing = missing_shards(set(store.aggregate(run_id, MERGED_SHARDS) or {}))
