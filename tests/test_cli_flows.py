@@ -90,3 +90,26 @@ def test_the_store_of_shard_0_of_1_is_the_whole_run(tmp_path) -> None:
                    "--no-progress", "--shard", "0/1")  # fmt: skip
     assert done.returncode == 0
     assert "holds shard" not in run_cli("report", "--store", tmp_path / "ws").stderr
+
+
+def test_a_shard_merged_before_it_finished_is_named_and_a_finished_copy_completes_the_run(tmp_path) -> None:
+    import shutil
+    import sqlite3
+
+    texts = [f"第{i}句话" for i in range(8)]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    answers = write_replay_answers(tmp_path / "answers.jsonl", texts, ["好的"] * len(texts))
+    shard = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+             "--model", f"replay:{answers}", "--seeds", "42", "--resamples", "50", "--shard")  # fmt: skip
+    for i in (0, 1):
+        assert run_cli(*shard, f"{i}/2", "--store", tmp_path / f"s{i}").returncode == 0
+    shutil.copytree(tmp_path / "s0", tmp_path / "s0-unfinished")
+    with sqlite3.connect(tmp_path / "s0-unfinished" / "trusteval.sqlite") as conn:  # as a shard that failed leaves it
+        conn.execute("UPDATE runs SET status='incomplete'")
+
+    merged = tmp_path / "merged"
+    first = run_cli("merge", tmp_path / "s0-unfinished", tmp_path / "s1", "--into", merged, "--json").json()
+    assert [r["status"] for r in first["runs"].values()] == ["incomplete"]
+    assert "shards 0/2 did not finish: rerun them" in run_cli("report", "--store", merged).stderr
+    again = run_cli("merge", tmp_path / "s0", "--into", merged, "--json").json()
+    assert [r["status"] for r in again["runs"].values()] == ["complete"]

@@ -68,6 +68,7 @@ def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, 
     incomplete while shards are missing."""
     from trusteval.merge import merged_status, missing_shards, run_datasets
     from trusteval.report.results import run_results
+    from trusteval.run_owner import run_status
 
     results = run_results(store, run_id)
     store.put_aggregate(run_id, "metrics", results.metrics)
@@ -75,6 +76,7 @@ def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, 
     missing = missing_shards(set(shards))
     store.finish_run(run_id, merged_status(shards))
     info = store.run_info(run_id) or {}
+    status = run_status(store, run_id, info.get("status", ""))  # a shard whose process died: interrupted
     items = next((r["items"] for r in store.runs() if r["run_id"] == run_id), 0)
     datasets = run_datasets(store, run_id)
-    return {"status": info.get("status"), "items": items, "missing_shards": missing, "datasets": datasets}
+    return {"status": status, "items": items, "missing_shards": missing, "datasets": datasets}

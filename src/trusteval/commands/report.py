@@ -100,11 +100,18 @@ def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
         if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
             notes.append(f"run {run_id} holds shard {shard} only: these tables cover that slice (`trusteval merge`)")
         if status != "complete":
-            missing = missing_shards(set(store.aggregate(run_id, MERGED_SHARDS) or {}))
-            note = _shards_note(missing) if missing else STATUS_NOTES.get(status, "see `trusteval runs`")
+            merged = store.aggregate(run_id, MERGED_SHARDS) or {}
+            note = _shards_note(merged) or STATUS_NOTES.get(status, "see `trusteval runs`")
             notes.append(f"run {run_id} is {status}: {note}")
     return notes
 
 
-def _shards_note(missing: list[str]) -> str:
-    return f"shards missing: {', '.join(missing)}; merge their stores into this one (`trusteval merge`)"
+def _shards_note(merged: dict[str, str]) -> str | None:
+    """What a run joined by `trusteval merge` lacks: shards not merged, or merged before they finished."""
+    from trusteval.merge import missing_shards
+
+    if missing := missing_shards(set(merged)):
+        return f"shards missing: {', '.join(missing)}; merge their stores into this one (`trusteval merge`)"
+    if unfinished := sorted(shard for shard, status in merged.items() if shard and status != "complete"):
+        return f"shards {', '.join(unfinished)} did not finish: rerun them (`trusteval run --shard`) and merge again"
+    return None
