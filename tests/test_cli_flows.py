@@ -113,3 +113,17 @@ def test_a_shard_merged_before_it_finished_is_named_and_a_finished_copy_complete
     assert "shards 0/2 did not finish: rerun them" in run_cli("report", "--store", merged).stderr
     again = run_cli("merge", tmp_path / "s0", "--into", merged, "--json").json()
     assert [r["status"] for r in again["runs"].values()] == ["complete"]
+
+
+def test_a_run_says_how_many_rows_prompts_with_the_same_text_leave_out(tmp_path) -> None:
+    data = tmp_path / "data.csv"
+    rows = ["id,text,label,category", "a,同一句话,0,race", "b,同一句话,1,region", "c,另一句话,0,gender"]
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    answers = write_replay_answers(tmp_path / "answers.jsonl", ["同一句话", "另一句话"], ["好的", "好的"])
+    done = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+                   "--model", f"replay:{answers}", "--seeds", "42,43", "--store", tmp_path / "ws", "--resamples", "50",
+                   "--no-progress", "--json")  # fmt: skip
+    assert done.returncode == 0
+    summary = done.json()
+    assert summary["requests"] == 6 and summary["generated"] == 4
+    assert any(n.startswith("2 of 6 planned requests repeat another's") for n in summary["notes"])
