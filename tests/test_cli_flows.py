@@ -127,3 +127,10 @@ def test_a_run_says_how_many_rows_prompts_with_the_same_text_leave_out(tmp_path)
     summary = done.json()
     assert summary["requests"] == 6 and summary["generated"] == 4
     assert any(n.startswith("2 of 6 planned requests repeat another's") for n in summary["notes"])
+
+
+def test_report_help_does_not_promise_exit_3_for_an_incomplete_run(tmp_path) -> None:
+    # report of an incomplete run exits 0 and says so on stderr (test_shards_merge, test_table6 above)
+    text = " ".join(run_cli("report", "--help").stdout.split())
+    assert "0 done (also for tables of a run that is incomplete" in text
+    assert "3 (translate, judge validate) some model calls failed" in text

@@ -24,9 +24,10 @@ EXIT_CODES_HELP = (
     "retry them); 130 interrupted (everything finished is stored)"
 )
 COMMAND_EXIT_HELP = (
-    "exit status: 0 done; 2 bad input (flag, store, run id, data file, model), nothing written; "
-    "3 stored but incomplete (some calls failed; run the same command again to retry them); "
-    "130 interrupted (everything finished is stored)"
+    "exit status: 0 done (also for tables of a run that is incomplete: a line on stderr says so); 2 bad input "
+    "(flag, store, run id, data file, model), nothing written; 3 (translate, judge validate) some model calls "
+    "failed, the others are stored: run the same command again to retry them; 130 interrupted (everything "
+    "finished is stored)"
 )
 
 
