@@ -68,7 +68,7 @@ def test_merged_shards_equal_one_run(tmp_path, cache_dir) -> None:
         + parts[1]["requests"], "missing_shards": ["2/3"], "datasets": [DATASET]}  # fmt: skip
     for command in ("report", "tables"):  # a shard's store says its tables cover one slice
         told = run_cli(command, "--store", tmp_path / "s1").stderr
-        assert "holds shard 1/3 only: these tables cover that slice" in told
+        assert "holds shard 1/3 only: its tables and rows cover that slice only" in told
     for command in ("report", "tables"):  # tables over 2 of 3 shards say so too
         told = run_cli(command, "--store", tmp_path / "partial").stderr
         assert "is incomplete: shards missing: 2/3; merge their stores" in told, "not: some answers failed, run again"

@@ -98,7 +98,7 @@ def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
     for run_id, status in statuses.items():
         shard = store.aggregate(run_id, "shard")
         if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
-            notes.append(f"run {run_id} holds shard {shard} only: these tables cover that slice (`trusteval merge`)")
+            notes.append(f"run {run_id} holds shard {shard} only: its tables and rows cover that slice only")
         if status != "complete":
             merged = store.aggregate(run_id, MERGED_SHARDS) or {}
             note = _shards_note(merged) or STATUS_NOTES.get(status, "see `trusteval runs`")
