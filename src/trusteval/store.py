@@ -331,7 +331,7 @@ class Store(StoreReads):
                     resumed, asked = self._resumes(run_id, items, replaces)
                 conn.execute(
                     "INSERT INTO runs VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE SET"
-                    " updated_at=excluded.updated_at, status='running', spec=excluded.spec",
+                    " updated_at=excluded.updated_at, status='running', spec=excluded.spec, dataset=excluded.dataset",
                     (run_id, now, now, benchmark, dataset, canonical_json(spec), "running"),
                 )
                 unasked = (p for p in prompts if id(p) not in asked)  # asked ones are stored with the items

@@ -24,9 +24,10 @@ EXIT_CODES_HELP = (
     "retry them); 130 interrupted (everything finished is stored)"
 )
 COMMAND_EXIT_HELP = (
-    "exit status: 0 done; 2 bad input (flag, store, run id, data file, model), nothing written; "
-    "3 stored but incomplete (some calls failed; run the same command again to retry them); "
-    "130 interrupted (everything finished is stored)"
+    "exit status: 0 done (also for tables of a run that is incomplete: a line on stderr says so); 2 bad input "
+    "(flag, store, run id, data file, model), nothing written; 3 (translate, judge validate) some model calls "
+    "failed, the others are stored: run the same command again to retry them; 130 interrupted (everything "
+    "finished is stored)"
 )
 
 
@@ -58,8 +59,10 @@ def check_run(store: Store, run_id: str | None) -> str:
     """The run id, or a usage error unless the store holds this run."""
     from trusteval.errors import UsageError
 
-    if run_id is None or store.run_info(run_id) is None:
-        folder = store.path.parent
+    folder = store.path.parent
+    if run_id is None:  # no run named, and the store holds none to default to
+        raise UsageError(f"no runs in '{folder}' yet; `trusteval run --store {folder}` makes one")
+    if store.run_info(run_id) is None:
         raise UsageError(f"no run '{run_id}' in '{folder}'; `trusteval runs --store {folder}` lists them")
     return run_id
 

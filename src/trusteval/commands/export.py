@@ -35,9 +35,19 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(one_line(f"wrote {count} rows of run {run_id} to {args.output}"), file=sys.stderr)
         else:
             export_rows(store, run_id, sys.stdout, args.format)
+        for note in _status_notes(store, run_id):
+            print(one_line(note), file=sys.stderr)
     finally:
         store.close()
     return 0
+
+
+def _status_notes(store: Store, run_id: str) -> list[str]:
+    """As `report` prints them: the rows of a run that is not complete (or of one shard) are not all of it."""
+    from trusteval.commands.report import status_notes
+    from trusteval.run_owner import run_status
+
+    return status_notes(store, {run_id: run_status(store, run_id, (store.run_info(run_id) or {}).get("status", ""))})
 
 
 def _export_to_file(store: Store, run_id: str, path: str, fmt: str) -> int:

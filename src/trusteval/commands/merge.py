@@ -28,13 +28,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trusteval.jsonout import print_json
-    from trusteval.merge import merge_stores, missing_shards
+    from trusteval.merge import check_sources, merge_stores
     from trusteval.store import Store
 
+    sources = [Path(folder) for folder in args.stores]
+    check_sources(Path(args.into), sources)
     store = Store.open(args.into)
     try:
-        merged = merge_stores(store, [Path(folder) for folder in args.stores])
-        runs = {run_id: _finish_run(store, run_id, missing_shards(shards)) for run_id, shards in merged.runs.items()}
+        merged = merge_stores(store, sources)
+        runs = {run_id: _finish_run(store, run_id, shards) for run_id, shards in merged.runs.items()}
     finally:
         store.close()
     if args.json:
@@ -43,6 +45,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         for run_id, outcome in runs.items():
             line = f"{run_id}: {outcome['status']}, {outcome['items']} items" + _missing_text(outcome)
             print(one_line(line), file=sys.stderr)
+            if len(outcome["datasets"]) > 1:
+                print(one_line(_mixed_text(run_id, outcome["datasets"])), file=sys.stderr)
         print(one_line(f"merged {len(args.stores)} stores into {args.into}"), file=sys.stderr)
     return 0
 
@@ -52,15 +56,27 @@ def _missing_text(outcome: dict[str, Any]) -> str:
     return f"; shards missing: {', '.join(missing)} (merge them too)" if missing else ""
 
 
-def _finish_run(store: Store, run_id: str, missing: list[str]) -> dict[str, Any]:
-    """Recompute the joined run's metrics and tables from its rows; a run with shards missing is incomplete."""
+def _mixed_text(run_id: str, datasets: list[str]) -> str:
+    return (
+        f"warning: {run_id} joins rows of {len(datasets)} versions of its data ({', '.join(datasets)}): its shards "
+        "read different data files, so its tables mix them; rerun the shards on one version of the file"
+    )
+
+
+def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, Any]:
+    """Recompute the joined run's metrics and tables from its rows; its status is its least finished shard's,
+    incomplete while shards are missing."""
+    from trusteval.merge import merged_status, missing_shards, run_datasets
     from trusteval.report.results import run_results
+    from trusteval.run_owner import run_status
 
     results = run_results(store, run_id)
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
-    if missing:
-        store.finish_run(run_id, "incomplete")
+    missing = missing_shards(set(shards))
+    store.finish_run(run_id, merged_status(shards))
     info = store.run_info(run_id) or {}
+    status = run_status(store, run_id, info.get("status", ""))  # a shard whose process died: interrupted
     items = next((r["items"] for r in store.runs() if r["run_id"] == run_id), 0)
-    return {"status": info.get("status"), "items": items, "missing_shards": missing}
+    datasets = run_datasets(store, run_id)
+    return {"status": status, "items": items, "missing_shards": missing, "datasets": datasets}

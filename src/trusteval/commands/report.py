@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from trusteval.jsonout import print_json
 from trusteval.safetext import one_line
+
+if TYPE_CHECKING:
+    from trusteval.store import Store
 
 STATUS_NOTES = {
     "running": "its process is still at work (or runs on another host); these tables show what is stored so far",
@@ -51,6 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         found = {r: run_results(store, r) for r in run_ids}
         statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
         timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
+        unfinished = status_notes(store, statuses)
         if args.html:
             from trusteval.report.html_write import write_runs_html
 
@@ -80,7 +85,33 @@ def cmd_report(args: argparse.Namespace) -> int:
                 raise UsageError(f"flag --out: cannot write the tables to '{folder}': {os_reason(exc)}") from None
         for note in notes:
             print(one_line(note), file=sys.stderr)
-    for r, status in statuses.items():  # after --out, so an output error stays the one line on stderr
-        if status != "complete":
-            print(f"run {r} is {status}: {STATUS_NOTES.get(status, 'see `trusteval runs`')}", file=sys.stderr)
+    for note in unfinished:  # after --out, so an output error stays the one line on stderr
+        print(note, file=sys.stderr)
     return 0
+
+
+def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
+    """One line per run that is not complete or holds one shard only: why, and what to do."""
+    from trusteval.merge import MERGED_SHARDS, missing_shards
+
+    notes = []
+    for run_id, status in statuses.items():
+        shard = store.aggregate(run_id, "shard")
+        if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
+            notes.append(f"run {run_id} holds shard {shard} only: its tables and rows cover that slice only")
+        if status != "complete":
+            merged = store.aggregate(run_id, MERGED_SHARDS) or {}
+            note = _shards_note(merged) or STATUS_NOTES.get(status, "see `trusteval runs`")
+            notes.append(f"run {run_id} is {status}: {note}")
+    return notes
+
+
+def _shards_note(merged: dict[str, str]) -> str | None:
+    """What a run joined by `trusteval merge` lacks: shards not merged, or merged before they finished."""
+    from trusteval.merge import missing_shards
+
+    if missing := missing_shards(set(merged)):
+        return f"shards missing: {', '.join(missing)}; merge their stores into this one (`trusteval merge`)"
+    if unfinished := sorted(shard for shard, status in merged.items() if shard and status != "complete"):
+        return f"shards {', '.join(unfinished)} did not finish: rerun them (`trusteval run --shard`) and merge again"
+    return None

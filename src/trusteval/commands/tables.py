@@ -81,6 +81,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
             adjustment=args.p_adjust,
             resamples=args.resamples,
         )
+        unfinished = _unfinished(store, collected.metrics)
         if args.html:
             from trusteval.report.html_write import write_tables_html
 
@@ -105,7 +106,18 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
         print_tables(collected.tables, Console())
     print(one_line(f"{len(written)} table files written to {out}"), file=sys.stderr)
+    for note in unfinished:
+        print(note, file=sys.stderr)
     return 0
+
+
+def _unfinished(store: Store, metrics: list[dict[str, Any]]) -> list[str]:
+    """The notes of the runs the tables took rows from that are not complete (as `trusteval report` prints)."""
+    from trusteval.commands.report import status_notes
+    from trusteval.run_owner import run_status
+
+    used = _runs_used(metrics)
+    return status_notes(store, {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in used})
 
 
 def _runs_used(metrics: list[dict[str, Any]]) -> dict[str, list[str]]:

@@ -120,6 +120,7 @@ async def _generate_score_report(context: RunContext) -> RunSummary:
     spec, plan, store, progress = context.spec, context.plan, context.store, context.progress
     run_id = spec.run_id
     summary = RunSummary(run_id, spec.benchmark, plan.dataset.name, requests=len(plan.items), notes=plan.notes)
+    summary.notes += _repeated_requests_note(store, run_id, len(plan.items), spec.shard)
     clock = time.monotonic()
     await generate_stage(
         store,
@@ -175,6 +176,19 @@ def write_report(folder: Path, tables: list[Table], run_id: str) -> Path:
             f"free space or fix permissions, then `trusteval report {run_id} --out <folder>` writes them"
         ) from exc
     return folder
+
+
+def _repeated_requests_note(store: Store, run_id: str, planned: int, shard: str | None) -> tuple[str, ...]:
+    """Prompts with the same text (same model and seed) are one request and one row of the run: say how many
+    rows that leaves out, since `datasets show` counts every prompt. (A shard's store may hold other slices.)"""
+    kept = store.count_run_items(run_id)
+    if shard or kept >= planned:
+        return ()
+    return (
+        f"{planned - kept} of {planned} planned requests repeat another's (prompts with the same text): each is "
+        f"asked and kept once, so the tables count {kept} rows and a repeated prompt's own label and class are "
+        "left out",
+    )
 
 
 def record_run(

@@ -48,6 +48,13 @@ def _seed_mean(estimate: Estimate) -> float:
     return float(np.mean(estimate.seed_values)) if estimate.seed_values else float("nan")
 
 
+def _interval_text(estimate: Estimate) -> str:
+    """'[low, high]', or 'n/a' like the value beside it when no pair was scored (a model that failed)."""
+    if math.isnan(estimate.low) or math.isnan(estimate.high):
+        return "n/a"
+    return f"[{estimate.low:.2f}, {estimate.high:.2f}]"
+
+
 def table6(dataset: str, overall: Mapping[str, Rates], notes: Sequence[str] = ()) -> Table:
     return Table(
         name=f"table6_{dataset_stem(dataset)}",
@@ -57,7 +64,7 @@ def table6(dataset: str, overall: Mapping[str, Rates], notes: Sequence[str] = ()
             (
                 model,
                 rates["TT"].value,
-                f"[{rates['TT'].low:.2f}, {rates['TT'].high:.2f}]",
+                _interval_text(rates["TT"]),
                 _seed_mean(rates["TT"]),
                 rates["TT"].seed_std,
                 rates["TT"].n,
