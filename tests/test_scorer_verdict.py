@@ -15,7 +15,7 @@ from scipy.stats import norm
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
 from helpers import run_cli
-from trusteval.scorers.verdict import Thresholds, bootstrap_intervals, verdict
+from trusteval.scorers.verdict import Thresholds, bootstrap_intervals, stored_verdict, verdict
 from trusteval.store import Store
 
 
@@ -65,6 +65,24 @@ def test_verdict_rule_and_its_thresholds():
     assert verdict(None, rule) == "unknown"
     assert verdict([0.75, 0.9], Thresholds(valid_lo=0.7)) == "valid"
     assert verdict([0.6, 0.7], Thresholds(invalid_hi=0.75)) == "invalid"
+
+
+def test_too_few_items_of_a_label_give_no_verdict():
+    """One toxic and one non-toxic item, perfectly separated: every stratified resample is the same two items,
+    so the 'interval' is the point [1, 1], which used to read VALID. A verdict needs min_per_label of each."""
+    from trusteval.scorers.validation import binary_metrics
+
+    two = binary_metrics(np.array([1, 0]), np.array([0.9, 0.1]), 0.5, Thresholds(), resamples=200)
+    assert two.intervals["roc_auc"] == [1.0, 1.0] and two.verdict == "unknown"
+    labels = np.array([1] * 10 + [0] * 10)
+    ten = binary_metrics(labels, np.where(labels == 1, 0.9, 0.1), 0.5, Thresholds(), resamples=200)
+    assert ten.verdict == "valid"
+    nine = binary_metrics(labels[1:], np.where(labels[1:] == 1, 0.9, 0.1), 0.5, Thresholds(), resamples=200)
+    assert nine.verdict == "unknown"
+    assert binary_metrics(labels[1:], np.where(labels[1:] == 1, 0.9, 0.1), 0.5, Thresholds(min_per_label=9),
+                          resamples=200).verdict == "valid"  # fmt: skip
+    assert verdict([0.9, 1.0], Thresholds(), (9, 500)) == "unknown"
+    assert verdict([0.9, 1.0], Thresholds(), (10, 10)) == "valid"
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +183,24 @@ def test_another_file_with_other_content_is_not_validated(judged, chance_file, c
                      "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress")  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "not validated"
+
+
+def test_a_tiny_sample_leaves_the_stored_verdict_alone(judged, chance_file, cache_dir):
+    """`scorers validate --limit 2` used to store VALID, ROC AUC [1.000, 1.000] (n=2) as the verdict of the
+    whole data file, which later runs printed and --require-valid-scorer accepted."""
+    store, full = judged
+    result = run_cli("scorers", "validate", "--scorer", "cold-tfidf", "--dataset", f"file:{chance_file}?lang=zh",
+                     "--limit", "4", "--store", store, "--cache-dir", cache_dir, "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.json()
+    assert out["overall"]["n"] == 4 and out["overall"]["verdict"] == "unknown"
+    assert out["verdict_stored"] is False and "a verdict needs 10 of each" in out["no_verdict_because"]
+    s = Store.open_read_only(store)
+    try:
+        kept = stored_verdict(s, full["scorer"], full["data_sha256"])
+    finally:
+        s.close()
+    assert kept is not None and (kept["verdict"], kept["n"]) == ("invalid", full["overall"]["n"])
+    text = run_cli("scorers", "validate", "--scorer", "cold-tfidf", "--dataset", f"file:{chance_file}?lang=zh",
+                   "--limit", "4", "--store", store, "--cache-dir", cache_dir)  # fmt: skip
+    assert "verdict: UNKNOWN (not stored as this data's verdict: too few items" in " ".join(text.stdout.split())

@@ -38,6 +38,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--invalid-auc", type=float, default=0.65, help="invalid when the AUC interval's high end < this (0.65)"
     )
     validate.add_argument(
+        "--min-per-label",
+        type=int,
+        default=10,
+        help="fewer toxic or non-toxic items than this give no verdict (unknown): a bootstrap of so few is no "
+        "95%% interval (10; our addition to the papers' rule)",
+    )
+    validate.add_argument(
         "--force-scorer-language", action="store_true", help="score text in a language the scorer is not built for"
     )
     validate.add_argument("--json", action="store_true", help="print one JSON object with the results")
@@ -78,6 +85,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise UsageError("flag --resamples: must be at least 1")
     if not 0.0 <= args.invalid_auc <= args.valid_auc <= 1.0:
         raise UsageError("flags --invalid-auc and --valid-auc: need 0 <= invalid <= valid <= 1")
+    if args.min_per_label < 1:
+        raise UsageError("flag --min-per-label: must be at least 1")
     loaded = load_dataset(args.dataset, data_context(args, os.environ))
     prompts = sample_prompts(loaded.prompts, args.limit, args.sample_seed)
     if not any(p.label is not None for p in prompts):
@@ -92,14 +101,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
         values = score_prompts(scorer, prompts, store)
         report = evaluate(
             scorer.id, args.dataset, threshold, prompts, values, scorer.describe(),
-            thresholds=Thresholds(args.valid_auc, args.invalid_auc), resamples=args.resamples,
+            thresholds=Thresholds(args.valid_auc, args.invalid_auc, args.min_per_label), resamples=args.resamples,
             data_sha256=content_sha256(loaded.prompts),
         )  # fmt: skip
         run_id = store_report(store, report, args.dataset)
     finally:
         store.close()
     if args.json:
-        print_json({"run_id": run_id, **report.as_dict()})
+        print_json(
+            {
+                "run_id": run_id,
+                **report.as_dict(),
+                "verdict_stored": not report.too_few,
+                "no_verdict_because": report.too_few,
+            }
+        )
     else:
         _print_report(report, run_id)
     return 0
@@ -114,9 +130,8 @@ def _print_report(report: ValidationReport, run_id: str) -> None:
 
     console = Console()
     print_tables(validity_tables(report), console)
-    console.print(
-        console_text(f"verdict: {report.verdict.upper()} (stored as {run_id}, data sha256 {report.data_sha256[:16]})")
-    )
+    stored = f"not stored as this data's verdict: {report.too_few}" if report.too_few else f"stored as {run_id}"
+    console.print(console_text(f"verdict: {report.verdict.upper()} ({stored}, data sha256 {report.data_sha256[:16]})"))
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -76,6 +76,13 @@ class ValidationReport:
     def verdict(self) -> str:
         return self.overall.verdict
 
+    @property
+    def too_few(self) -> str | None:
+        """Why there is no verdict when the items of a label are too few for one, else None."""
+        rule = verdicts.Thresholds(min_per_label=int(self.thresholds.get("min_items_per_label", 0)))
+        toxic, non_toxic = self.overall.toxic, self.overall.n - self.overall.toxic
+        return verdicts.too_few_text(toxic, non_toxic, rule) if verdicts.too_few(toxic, non_toxic, rule) else None
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -112,14 +119,17 @@ def binary_metrics(
     """Point metrics; with `resamples`, their bootstrap intervals and the verdict by the AUC interval."""
     predicted = (scores >= threshold).astype(int)
     intervals = verdicts.bootstrap_intervals(labels, scores, threshold, resamples) if resamples else {}
+    toxic = int(labels.sum())
     return BinaryMetrics(
         n=len(labels),
-        toxic=int(labels.sum()),
+        toxic=toxic,
         roc_auc=roc_auc(labels, scores),
         accuracy=float(np.mean(predicted == labels)),
         macro_f1=macro_f1(labels, predicted),
         intervals=intervals,
-        verdict=verdicts.verdict(intervals.get("roc_auc"), thresholds or verdicts.Thresholds()),
+        verdict=verdicts.verdict(
+            intervals.get("roc_auc"), thresholds or verdicts.Thresholds(), (toxic, len(labels) - toxic)
+        ),
     )
 
 
@@ -210,11 +220,12 @@ def score_prompts(scorer: TextScorer, prompts: Sequence[Prompt], store: Store) -
 
 
 def store_report(store: Store, report: ValidationReport, dataset_spec: str) -> str:
-    """Store the full report under the dataset spec and the verdict under the data's content hash."""
+    """Store the full report under the dataset spec and the verdict under the data's content hash; a sample
+    with too few items of a label gives no verdict, so it leaves a verdict stored before for this data."""
     run_id = validation_run_id(report.scorer, dataset_spec)
     store.register_scorer(report.scorer, report.scorer_info)
     store.put_aggregate(run_id, AGGREGATE_NAME, report.as_dict())
-    if report.data_sha256:
+    if report.data_sha256 and not report.too_few:
         store.put_aggregate(
             verdicts.run_id(report.scorer, report.data_sha256), verdicts.AGGREGATE_NAME, verdict_record(report)
         )

@@ -4,7 +4,9 @@ ROC AUC, accuracy and macro-F1 get 95% stratified bootstrap intervals: each resa
 and the non-toxic items separately, with replacement, as many as there are of each (so every resample has both
 labels), with `numpy.random.default_rng(seed)`; the interval is the 2.5th and 97.5th percentile. The verdict
 comes from the AUC interval [lo, hi]: **valid** when lo >= 0.80, **invalid** when hi < 0.65, otherwise
-**weak** (thresholds are options); "unknown" when the data has one label only.
+**weak** (thresholds are options); "unknown" when the data has one label only, or fewer than `min_per_label`
+(10) items of either label: a bootstrap of so few items is no 95% interval (one item of each label resamples
+to the same AUC every time, so the interval is a point), and this rule is our addition to SPEC's, an option.
 
 The verdict is keyed by the scorer id and the sha256 of the labelled data as read (every item's text, label
 and class, in order), so it follows the data whatever the file is called, however its path is written and
@@ -35,13 +37,30 @@ VALID, WEAK, INVALID, UNKNOWN = "valid", "weak", "invalid", "unknown"
 class Thresholds:
     valid_lo: float = 0.80  # valid when the AUC interval's lower bound is at least this
     invalid_hi: float = 0.65  # invalid when the AUC interval's upper bound is below this
+    min_per_label: int = 10  # fewer toxic or non-toxic items than this: unknown
 
     def as_dict(self) -> dict[str, float]:
-        return {"valid_when_auc_lo_at_least": self.valid_lo, "invalid_when_auc_hi_below": self.invalid_hi}
+        return {
+            "valid_when_auc_lo_at_least": self.valid_lo,
+            "invalid_when_auc_hi_below": self.invalid_hi,
+            "min_items_per_label": self.min_per_label,
+        }
 
 
-def verdict(auc_interval: Sequence[float] | None, thresholds: Thresholds) -> str:
-    if auc_interval is None:
+def too_few(toxic: int, non_toxic: int, thresholds: Thresholds) -> bool:
+    return min(toxic, non_toxic) < thresholds.min_per_label
+
+
+def too_few_text(toxic: int, non_toxic: int, thresholds: Thresholds) -> str:
+    return (
+        f"too few items for a verdict ({toxic} toxic, {non_toxic} non-toxic; a verdict needs "
+        f"{thresholds.min_per_label} of each, --min-per-label)"
+    )
+
+
+def verdict(auc_interval: Sequence[float] | None, thresholds: Thresholds, counts: tuple[int, int] | None = None) -> str:
+    """The verdict by the AUC interval; `counts` (toxic, non-toxic items) below the minimum give unknown."""
+    if auc_interval is None or (counts is not None and too_few(*counts, thresholds)):
         return UNKNOWN
     lo, hi = auc_interval
     if lo >= thresholds.valid_lo:
