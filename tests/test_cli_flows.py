@@ -56,12 +56,18 @@ def test_a_run_on_an_edited_data_file_lists_the_dataset_its_rows_come_from(tmp_p
     assert run_cli("tables", "--store", tmp_path / "ws", "--dataset", exported.pop()).returncode == 0
 
 
-def test_merging_shards_that_read_different_versions_of_the_data_warns(tmp_path) -> None:
+def _eight_prompt_shards(tmp_path):
+    """A labelled 8-prompt data file and the `run ... --shard` arguments (add "i/n" and a store) for it."""
     texts = [f"第{i}句话" for i in range(8)]
     data = write_labelled_csv(tmp_path / "data.csv", texts)
     answers = write_replay_answers(tmp_path / "answers.jsonl", texts, ["好的"] * len(texts))
     shard = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
              "--model", f"replay:{answers}", "--seeds", "42", "--resamples", "50", "--shard")  # fmt: skip
+    return data, shard
+
+
+def test_merging_shards_that_read_different_versions_of_the_data_warns(tmp_path) -> None:
+    data, shard = _eight_prompt_shards(tmp_path)
     assert run_cli(*shard, "0/2", "--store", tmp_path / "s0").returncode == 0
     data.write_text(data.read_text(encoding="utf-8").replace(",1,", ",0,"), encoding="utf-8")  # edited meanwhile
     assert run_cli(*shard, "1/2", "--store", tmp_path / "s1").returncode == 0
@@ -96,11 +102,7 @@ def test_a_shard_merged_before_it_finished_is_named_and_a_finished_copy_complete
     import shutil
     import sqlite3
 
-    texts = [f"第{i}句话" for i in range(8)]
-    data = write_labelled_csv(tmp_path / "data.csv", texts)
-    answers = write_replay_answers(tmp_path / "answers.jsonl", texts, ["好的"] * len(texts))
-    shard = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
-             "--model", f"replay:{answers}", "--seeds", "42", "--resamples", "50", "--shard")  # fmt: skip
+    _, shard = _eight_prompt_shards(tmp_path)
     for i in (0, 1):
         assert run_cli(*shard, f"{i}/2", "--store", tmp_path / f"s{i}").returncode == 0
     shutil.copytree(tmp_path / "s0", tmp_path / "s0-unfinished")
