@@ -271,6 +271,8 @@ def test_samples_limit_keeps_the_worst_rows(report_page, store_with_runs, tmp_pa
     assert f"holds the 5 worst of {summary.requests} rows" in text and "5 sample rows" in result.stderr
     wrong = run_cli("report", summary.run_id, "--store", folder, "--html", page, "--samples", "-1")
     assert wrong.returncode == 2 and wrong.stderr == "error: flag --samples -1: use 0 or more\n"
+    ignored = run_cli("report", summary.run_id, "--store", folder, "--samples", "5")  # used to be ignored
+    assert ignored.returncode == 2 and "add --html FILE" in ignored.stderr and ignored.stdout == ""
 
 
 @pytest.fixture(scope="module")

@@ -67,12 +67,15 @@ def check_run(store: Store, run_id: str | None) -> str:
     return run_id
 
 
-def samples_limit(value: int | None) -> int | None:
-    """The --samples flag: how many sample answers a report shows (None: its default)."""
+def samples_limit(value: int | None, html: str | None) -> int | None:
+    """The --samples flag: how many sample answers a report shows (None: its default); it only shapes the
+    HTML page, so without --html it is refused rather than ignored."""
     from trusteval.errors import UsageError
 
     if value is not None and value < 0:
         raise UsageError(f"flag --samples {value}: use 0 or more")
+    if value is not None and not html:
+        raise UsageError("flag --samples: it sets the rows of the HTML page's sample browser; add --html FILE")
     return value
 
 

@@ -46,7 +46,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from trusteval.report.tables import print_tables, write_tables
     from trusteval.run_owner import run_status
 
-    limit = samples_limit(args.samples)
+    limit = samples_limit(args.samples, args.html)
     store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
     run_ids = args.run_ids or [run_id]
     try:

@@ -66,7 +66,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     from trusteval.report.tables import write_tables
 
     formats = _formats(args.format)
-    limit = samples_limit(args.samples)
+    limit = samples_limit(args.samples, args.html)
     if args.resamples is not None and args.resamples < 10:
         raise UsageError(f"flag --resamples {args.resamples}: use at least 10")
     run_ids = [r.strip() for r in args.runs.split(",") if r.strip()] if args.runs else None
