@@ -117,6 +117,8 @@ def test_latest_run_gives_the_row_and_a_note_says_so(store_with_runs):
     assert any(f"also in {old_run} (not used)" in note for note in table5.notes)
     only_old = _by_name(_tables(folder, run_ids=[old_run]))["table5_cold"]
     assert [row[0] for row in only_old.rows] == ["persona:echo"]
+    new_run = summaries["trusteval-toxicity"].run_id
+    assert f"Runs: {old_run} (1 model)" in only_old.notes and f"Runs: {new_run} (3 models)" in table5.notes
 
 
 def test_pairwise_ztests_on_tt_with_holm_as_an_option(store_with_runs):

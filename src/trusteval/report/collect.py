@@ -141,7 +141,7 @@ def group_runs(runs: Sequence[StoredRun]) -> list[Group]:
     for group in groups.values():
         _choose_runs(group)
         used = Counter(run.run_id for run in group.models.values())
-        group.notes.append("Runs: " + ", ".join(f"{run_id} ({n} models)" for run_id, n in used.items()))
+        group.notes.append("Runs: " + ", ".join(f"{run_id} ({n} model{'s' * (n != 1)})" for run_id, n in used.items()))
     return sorted(groups.values(), key=lambda g: (TABLE_BENCHMARKS.index(g.benchmark), g.dataset, g.condition))
 
 
