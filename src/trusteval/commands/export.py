@@ -44,10 +44,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _status_notes(store: Store, run_id: str) -> list[str]:
     """As `report` prints them: the rows of a run that is not complete (or of one shard) are not all of it."""
-    from trusteval.commands.report import status_notes
-    from trusteval.run_owner import run_status
+    from trusteval.commands.report import current_statuses, status_notes
 
-    return status_notes(store, {run_id: run_status(store, run_id, (store.run_info(run_id) or {}).get("status", ""))})
+    return status_notes(store, current_statuses(store, [run_id]))
 
 
 def _export_to_file(store: Store, run_id: str, path: str, fmt: str) -> int:

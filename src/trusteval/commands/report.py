@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from trusteval.jsonout import print_json
@@ -44,7 +45,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     from trusteval.errors import UsageError
     from trusteval.report.results import run_results
     from trusteval.report.tables import print_tables, write_tables
-    from trusteval.run_owner import run_status
 
     limit = samples_limit(args.samples, args.html)
     store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
@@ -53,7 +53,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         for other in run_ids[1:]:
             check_run(store, other)
         found = {r: run_results(store, r) for r in run_ids}
-        statuses = {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
+        statuses = current_statuses(store, run_ids)
         timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
         unfinished = status_notes(store, statuses)
         if args.html:
@@ -88,6 +88,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in unfinished:  # after --out, so an output error stays the one line on stderr
         print(note, file=sys.stderr)
     return 0
+
+
+def current_statuses(store: Store, run_ids: Iterable[str]) -> dict[str, str]:
+    """Each run's status as `trusteval runs` shows it (a run whose process is gone reads interrupted)."""
+    from trusteval.run_owner import run_status
+
+    return {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
 
 
 def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:

@@ -113,11 +113,9 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
 def _unfinished(store: Store, metrics: list[dict[str, Any]]) -> list[str]:
     """The notes of the runs the tables took rows from that are not complete (as `trusteval report` prints)."""
-    from trusteval.commands.report import status_notes
-    from trusteval.run_owner import run_status
+    from trusteval.commands.report import current_statuses, status_notes
 
-    used = _runs_used(metrics)
-    return status_notes(store, {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in used})
+    return status_notes(store, current_statuses(store, _runs_used(metrics)))
 
 
 def _runs_used(metrics: list[dict[str, Any]]) -> dict[str, list[str]]:
