@@ -34,8 +34,8 @@ def cache_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _forget_registered_secrets():
-    """A process remembers every key it read (trusteval.redact); a test must not redact another test's key."""
+    """A process remembers every key it read (trusteval.untrusted.redact); a test must not redact another test's key."""
     yield
-    from trusteval import redact
+    from trusteval.untrusted import redact
 
     redact.forget_all()

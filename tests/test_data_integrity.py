@@ -166,7 +166,7 @@ def test_a_store_written_before_content_keys_stays_readable(tmp_path):
 
 
 def test_shards_in_one_store_replace_only_their_own_slice(tmp_path):
-    from trusteval.shards import in_shard, shard_of
+    from trusteval.store.shards import in_shard, shard_of
 
     store = Store.open(tmp_path)
     prompts, items = _plan([0, 1, 0, 1, 0, 1, 0, 1])

@@ -10,9 +10,9 @@ import pytest
 
 from trusteval.errors import UsageError
 from trusteval.options import read_spec_options
-from trusteval.redact import credential_in_options, is_secret_name, scrub
 from trusteval.scorers import perspective
 from trusteval.specs import Spec
+from trusteval.untrusted.redact import credential_in_options, is_secret_name, scrub
 
 
 def pieces_left(text: str, key: str) -> list[str]:

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from helpers import run_cli, write_labelled_csv, write_replay_answers
-from trusteval.merge import missing_shards
-from trusteval.shards import parse_shard, shard_of
+from trusteval.store.merge import missing_shards
+from trusteval.store.shards import parse_shard, shard_of
 
 pytestmark = pytest.mark.slow
 

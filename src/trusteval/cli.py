@@ -18,7 +18,7 @@ from typing import Any
 from trusteval.commands import COMMAND_MODULES
 from trusteval.commands.common import COMMAND_EXIT_HELP, EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE
 from trusteval.errors import TrustEvalError
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 __all__ = ["EXIT_CODES_HELP", "EXIT_COMPLETE", "EXIT_INCOMPLETE", "build_parser", "installed_version", "main"]
 
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except TrustEvalError as exc:
-        from trusteval.untrusted import safe_text
+        from trusteval.untrusted.answers import safe_text
 
         print(f"error: {one_line(safe_text(str(exc)))}", file=sys.stderr)
         return exc.exit_code

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trusteval.errors import UsageError
-from trusteval.folders import DEFAULT_STORE, ENV_PREFIX
-from trusteval.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.records import GenerationParams, content_hash
+from trusteval.util.folders import DEFAULT_STORE, ENV_PREFIX
+from trusteval.util.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 
 SOURCE_ORDER = ("file", "env", "flags")
 TRUSTEVAL_SEEDS = (42, 43, 44)
@@ -94,7 +94,7 @@ class RunSpec(BaseModel):
     @classmethod
     def _shard_is_index_of_count(cls, value: str | None) -> str | None:
         if value is not None:
-            from trusteval.shards import parse_shard
+            from trusteval.store.shards import parse_shard
 
             index, count = parse_shard(value)
             return f"{index}/{count}"
@@ -176,7 +176,7 @@ def refuse_credentials(raw: str) -> None:
     environment variables. The message never repeats the spec, so the key is not echoed either."""
     from urllib.parse import parse_qsl
 
-    from trusteval.redact import credential_in_options
+    from trusteval.untrusted.redact import credential_in_options
 
     try:
         options = dict(parse_qsl(raw.partition("?")[2], keep_blank_values=True))

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
 from trusteval.errors import UsageError
-from trusteval.redact import credential_in_options
-from trusteval.safetext import one_line
+from trusteval.untrusted.redact import credential_in_options
+from trusteval.untrusted.safetext import one_line
 
 OPERATIONAL_OPTIONS = frozenset(
     {

@@ -36,7 +36,7 @@ from trusteval.records import Score, ScoreStatus, ok_value, text_subject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.judge_validity import validation_line, verdict_check
 from trusteval.store import RunItem
-from trusteval.store_views import item_chunks, scores_of
+from trusteval.store.views import item_chunks, scores_of
 from trusteval.tables import paper_tables
 
 JUDGE_TASK = "avoidance_judge"
@@ -73,7 +73,7 @@ def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]
 
 def collect_judgements(items: Sequence[RunItem], judged: Mapping[str, Score]) -> dict[str, Judgements]:
     """Each model's judgements in run order; a chunk's verdicts are read in one query per 900 pairs of a stored
-    run (store_views.scores_of), not one per pair."""
+    run (store.views.scores_of), not one per pair."""
     rows: dict[str, list] = {}
     for chunk in item_chunks(items):
         subjects = [None if i.response is None else text_subject(i.prompt.text, i.response) for i in chunk]

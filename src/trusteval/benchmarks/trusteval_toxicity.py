@@ -32,7 +32,7 @@ from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
 from trusteval.store import RunItem
-from trusteval.store_views import RunItems, StoredScores, item_chunks, ok_values_of
+from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
@@ -89,7 +89,7 @@ def _stored_scorers(items: Sequence[RunItem], scores: ScoreBook, prompt_source: 
 def _chunk_scores(
     chunk: Sequence[RunItem], scores: ScoreBook, prompt_source: str
 ) -> tuple[Mapping[str, float], Mapping[str, float]]:
-    """The ok values of the response and prompt scores of a chunk of items (store_views.ok_values_of)."""
+    """The ok values of the response and prompt scores of a chunk of items (store.views.ok_values_of)."""
     responses = [item.response_subject for item in chunk if item.response_subject]
     response_scores = ok_values_of(scores[RESPONSE_TASK], responses) if responses else {}
     if prompt_source == "label":

@@ -46,7 +46,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        from trusteval.jsonout import print_json
+        from trusteval.commands.jsonout import print_json
 
         print_json(comparison.as_dict())
     elif args.format == "md":

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from trusteval.jsonout import print_json
-from trusteval.safetext import one_line
+from trusteval.commands.jsonout import print_json
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.store import Store
@@ -92,14 +92,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def current_statuses(store: Store, run_ids: Iterable[str]) -> dict[str, str]:
     """Each run's status as `trusteval runs` shows it (a run whose process is gone reads interrupted)."""
-    from trusteval.run_owner import run_status
+    from trusteval.store.run_owner import run_status
 
     return {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
 
 
 def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
     """One line per run that is not complete or holds one shard only: why, and what to do."""
-    from trusteval.merge import MERGED_SHARDS, missing_shards
+    from trusteval.store.merge import MERGED_SHARDS, missing_shards
 
     notes = []
     for run_id, status in statuses.items():
@@ -115,7 +115,7 @@ def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
 
 def _shards_note(merged: dict[str, str]) -> str | None:
     """What a run joined by `trusteval merge` lacks: shards not merged, or merged before they finished."""
-    from trusteval.merge import missing_shards
+    from trusteval.store.merge import missing_shards
 
     if missing := missing_shards(set(merged)):
         return f"shards missing: {', '.join(missing)}; merge their stores into this one (`trusteval merge`)"

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.common import EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE, first_imports
-from trusteval.jsonout import print_json
-from trusteval.safetext import console_text
+from trusteval.commands.jsonout import print_json
+from trusteval.untrusted.safetext import console_text
 
 if TYPE_CHECKING:
     from trusteval.pipeline.summary import RunSummary

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from trusteval.jsonout import print_json
-from trusteval.safetext import one_line
+from trusteval.commands.jsonout import print_json
+from trusteval.untrusted.safetext import one_line
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,7 +20,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from trusteval.commands.common import open_store
-    from trusteval.run_owner import run_status
+    from trusteval.store.run_owner import run_status
 
     store, folder = open_store(args.store)
     try:

@@ -4,7 +4,7 @@
   parts joined. `null` with a `refusal` field (or only refusal parts): the refusal text, marked with
   `finish_reason` `refusal`. `null` otherwise: an empty answer. An object, a number or a boolean: a failure.
 - `usage` that is not an object of integer counts is ignored: token counts are optional, the answer is not.
-- The answer is capped, its Unicode repaired and secrets scrubbed (`trusteval.untrusted.safe_answer`).
+- The answer is capped, its Unicode repaired and secrets scrubbed (`trusteval.untrusted.answers.safe_answer`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trusteval.records import Generation
-from trusteval.redact import scrub
-from trusteval.untrusted import REFUSAL, mark, repair_unicode, safe_answer
+from trusteval.untrusted.answers import REFUSAL, mark, repair_unicode, safe_answer
+from trusteval.untrusted.redact import scrub
 
 EXCERPT_CHARS = 200
 TEXT_PART_TYPES = frozenset({"text", "output_text"})

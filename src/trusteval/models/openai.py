@@ -7,8 +7,8 @@ to the least busy live replica and move to another when one fails (`trusteval.mo
 
 The API key is read from the injected environment (`BackendSettings.env`), never from `os.environ`; it is
 required only when a base URL is not a loopback address, and `api_key_env=` (empty) sends no key at all. The
-key is registered with `trusteval.redact`, so it never appears in `describe()`, reasons, answers or errors, not
-even in part or in another case; messages name URLs without user:password or query.
+key is registered with `trusteval.untrusted.redact`, so it never appears in `describe()`, reasons, answers or
+errors, not even in part or in another case; messages name URLs without user:password or query.
 
 Each request is one POST to `{base_url}/chat/completions` of one replica. Overloads, server errors, broken
 connections, timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter
@@ -38,15 +38,15 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import Field
 
-from trusteval import redact
 from trusteval.errors import BackendError, UsageError
-from trusteval.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
 from trusteval.models.openai_pool import Replica, ReplicaPool, Slot, host_of, public_url
 from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
-from trusteval.untrusted import MAX_RESPONSE_BYTES
+from trusteval.untrusted import redact
+from trusteval.untrusted.answers import MAX_RESPONSE_BYTES
+from trusteval.util.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"

@@ -15,7 +15,7 @@ from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import RunItem, Store
-from trusteval.store_views import RunItems, StoredScores
+from trusteval.store.views import RunItems, StoredScores
 
 
 def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Sequence[RunItem]) -> Results:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trusteval.metrics.stats import Estimate
-from trusteval.safetext import console_text, latex_text, markdown_text
 from trusteval.tables.table import Cell, Table
+from trusteval.untrusted.safetext import console_text, latex_text, markdown_text
 
 if TYPE_CHECKING:
     from rich.console import Console

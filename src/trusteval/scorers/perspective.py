@@ -5,7 +5,7 @@ classifier for new work. Spec: `perspective?api_key_env=PERSPECTIVE_API_KEY&rps=
 &attribute=TOXICITY&languages=en&threshold=0.5&max_retries=5&timeout=30&backoff_base=1&base_url=...`.
 
 - The key is read only from the injected environment (`api_key_env`, default PERSPECTIVE_API_KEY) and sent in
-  the `X-Goog-Api-Key` header, never in the URL; it is registered with `trusteval.redact`, so no message,
+  the `X-Goog-Api-Key` header, never in the URL; it is registered with `trusteval.untrusted.redact`, so no message,
   cached answer or stored detail holds any part of it, even when a server echoes it back.
 - An answer is read up to `MAX_ANSWER_BYTES` and no further.
 - `field=span` (default) reads `spanScores[0]` as the authors' code does; `field=summary` reads `summaryScore`.
@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from trusteval import redact
 from trusteval.errors import UsageError
 from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import ScoreStatus, content_hash
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
+from trusteval.untrusted import redact
 
 if TYPE_CHECKING:
     import httpx

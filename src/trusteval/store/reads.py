@@ -1,4 +1,4 @@
-"""Every read of a run's rows and scores: the one place read SQL lives (besides store.py's own bookkeeping).
+"""Every read of a run's rows and scores: the one place read SQL lives (besides store/core.py's own bookkeeping).
 
 `Store` inherits these methods. Two ways of reading serve two access patterns, both from here: row by row
 through the indexes (a run's items in chunks, a score per subject: the pipeline and `trusteval report`), and
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from trusteval.records import GenerationParams, Request, Score, ScoreStatus
-from trusteval.store_rows import RunItem, chunked, run_item
+from trusteval.store.rows import RunItem, chunked, run_item
 
 READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
 SCRIPT_FUNCTION = "trusteval_script_code"  # SQL name of the response-script function the caller passes

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trusteval.errors import StoreError
-from trusteval.shards import parse_shard
-from trusteval.store import STORE_FILENAME, Store
+from trusteval.store.core import STORE_FILENAME, Store
+from trusteval.store.shards import parse_shard
 
 NOT_COPIED_AGGREGATES = ("metrics", "tables", "shard", "merged_shards")  # recomputed after a merge
 MERGED_SHARDS = "merged_shards"  # run id -> {shard ("" for a whole run): its status}, kept in the target

@@ -5,7 +5,7 @@ score passes through on its way out of a backend or scorer (`trusteval.pipeline`
   and every output would fail on them: each becomes U+FFFD and the answer's `finish_reason` records it.
 - An answer longer than `MAX_ANSWER_CHARS` is cut there and its `finish_reason` records the cut; a server's
   HTTP body is read up to `MAX_RESPONSE_BYTES` and no further.
-- Secrets are scrubbed from answers, failure reasons and score details (`trusteval.redact`).
+- Secrets are scrubbed from answers, failure reasons and score details (`trusteval.untrusted.redact`).
 
 `finish_reason` keeps the backend's own value first, then trusteval's marks, joined by `+`:
 `stop+invalid_unicode_replaced`, `length+truncated_by_trusteval`.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from trusteval.records import Generation, Score
-from trusteval.redact import scrub, scrub_optional
+from trusteval.untrusted.redact import scrub, scrub_optional
 
 MAX_ANSWER_CHARS = 100_000
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # an answer of MAX_ANSWER_CHARS fits, even all \uXXXX-escaped
