@@ -56,7 +56,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     elif args.format == "console":
         from rich.console import Console
 
-        from trusteval.report.tables import print_tables
+        from trusteval.report.console import print_tables
 
         print_tables([comparison.table()], Console())
     return 0

@@ -205,7 +205,7 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
         return
     from rich.console import Console
 
-    from trusteval.report.tables import print_tables
+    from trusteval.report.console import print_tables
 
     table = validation_table({result["label"]: validation_from_dict(result["validation"])}, degenerate_notes([result]))
     print_tables([table], Console())

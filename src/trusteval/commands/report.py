@@ -43,8 +43,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from trusteval.commands.common import check_run, open_run, os_reason, samples_limit
     from trusteval.errors import UsageError
+    from trusteval.report.console import print_tables
     from trusteval.report.results import run_results
-    from trusteval.report.tables import print_tables, write_tables
+    from trusteval.report.tables import write_tables
 
     limit = samples_limit(args.samples, args.html)
     store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)

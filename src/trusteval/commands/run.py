@@ -135,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_summary(summary: RunSummary) -> None:
     from rich.console import Console
 
-    from trusteval.report.tables import print_tables
+    from trusteval.report.console import print_tables
 
     console = Console()
     print_tables(summary.tables, console)

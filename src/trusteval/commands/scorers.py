@@ -124,7 +124,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _print_report(report: ValidationReport, run_id: str) -> None:
     from rich.console import Console
 
-    from trusteval.report.tables import print_tables
+    from trusteval.report.console import print_tables
     from trusteval.tables.scorer_tables import validity_tables
     from trusteval.untrusted.safetext import console_text
 

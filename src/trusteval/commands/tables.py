@@ -102,7 +102,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        from trusteval.report.tables import print_tables
+        from trusteval.report.console import print_tables
 
         print_tables(collected.tables, Console())
     print(one_line(f"{len(written)} table files written to {out}"), file=sys.stderr)

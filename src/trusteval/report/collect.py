@@ -37,6 +37,7 @@ from trusteval.metrics.avoidance import Judgements
 from trusteval.metrics.stats import pairwise_ztests
 from trusteval.records import text_subject
 from trusteval.report.bulk_read import BulkLookup
+from trusteval.report.stored_run import StoredRun
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.language import script_code
@@ -49,29 +50,6 @@ from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_
 TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
 BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations
 # Benchmarks that plan exactly the same requests from the same spec (trusteval-bias is trusteval-toxicity's plan).
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    run_id: str
-    benchmark: str
-    dataset: str  # the run spec's dataset, or the benchmark's default dataset name
-    updated_at: float
-    spec: RunSpec
-    tasks: dict[str, str]
-    identities: dict[str, str] = field(default_factory=dict)  # model spec as written -> model identity
-
-    def identity(self, model: str) -> str:
-        return self.identities.get(model, model)
-
-    @property
-    def condition(self) -> str:
-        if self.benchmark == "trusteval-avoidance":
-            return f"judge {self.tasks.get(JUDGE_TASK, '?')}"
-        return (
-            f"scorer {self.tasks.get(RESPONSE_TASK, '?')} at >= {self.spec.threshold}, "
-            f"prompt toxicity from {self.spec.prompt_toxicity}"
-        )
 
 
 @dataclass
