@@ -30,12 +30,3 @@ def data_dir() -> Path:
 def cache_dir(tmp_path_factory) -> Path:
     """One trusteval cache per test session, so the offline detectors are trained once."""
     return tmp_path_factory.mktemp("trusteval-cache")
-
-
-@pytest.fixture(autouse=True)
-def _forget_registered_secrets():
-    """A process remembers every key it read (trusteval.untrusted.redact); a test must not redact another test's key."""
-    yield
-    from trusteval.untrusted import redact
-
-    redact.forget_all()

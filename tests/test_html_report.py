@@ -418,3 +418,12 @@ def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):
         == f"&lt;script&gt;document.title='{TITLE_MARK}'&lt;/script&gt;\njudge: judge/&lt;img src=x"
         f" onerror=\"document.title='{TITLE_MARK}'\"&gt;"
     )
+
+
+def test_bidi_controls_in_sample_rows_are_shown_not_applied():
+    """U+202E in an answer used to reach the sample browser live, reversing what a reader sees."""
+    sample = Sample("r", "m\u2066x", 1, "c", "toxic", 0.9, "p\u202ad", "evil \u202egnp.exe \u2067done", {"tox": "0.9"})
+    page = render_html(ReportDoc(title="b", runs=[], tables=[], figures=[], samples=[sample], version="t"))
+    bidi = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    assert bidi.findall(page) == []
+    assert "evil [U+202E]gnp.exe [U+2067]done" in page and "p[U+202A]d" in page and "m[U+2066]x" in page

@@ -145,6 +145,7 @@ def _print_summary(summary: RunSummary) -> None:
         f"run {summary.run_id} ({summary.status}): {summary.generated} generated, {summary.reused} reused, "
         f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored, "
         f"{summary.unparsed} unparsed"
+        + (f", {summary.answers_redacted} answers redacted" if summary.answers_redacted else "")
     )
     console.print(console_text(counts))
     console.print(console_text(f"tables written to {summary.report_dir}"))

@@ -4,7 +4,8 @@
   parts joined. `null` with a `refusal` field (or only refusal parts): the refusal text, marked with
   `finish_reason` `refusal`. `null` otherwise: an empty answer. An object, a number or a boolean: a failure.
 - `usage` that is not an object of integer counts is ignored: token counts are optional, the answer is not.
-- The answer is capped, its Unicode repaired and secrets scrubbed (`trusteval.untrusted.answers.safe_answer`).
+- The answer is capped, its Unicode repaired and the key scrubbed by the answer rule
+  (`trusteval.untrusted.answers.safe_answer`: only the whole key or a long piece of it; the answer is then marked).
 """
 
 from __future__ import annotations
@@ -93,11 +94,11 @@ def read_completion(key: str, body: Any, *, secret: str | None = None) -> Genera
     text, own_mark = found
     server_reason = choice.get("finish_reason")
     finish_reason = mark(server_reason if isinstance(server_reason, str) else None, *filter(None, [own_mark]))
-    text, finish_reason = safe_answer(text, finish_reason)
+    text, finish_reason = safe_answer(text, finish_reason, [secret])
     usage = body.get("usage")
     return Generation(
         key=key,
-        text=text if secret is None else scrub(text, [secret]),
+        text=text,
         finish_reason=finish_reason,
         prompt_tokens=_count(usage, "prompt_tokens"),
         completion_tokens=_count(usage, "completion_tokens"),

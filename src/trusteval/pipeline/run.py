@@ -147,6 +147,7 @@ async def _generate_score_report(context: RunContext) -> RunSummary:
     # of the latest invocation (a resumed run reuses stored work); pairs, to keep the stage order in the JSON
     store.put_aggregate(run_id, "timings", list(timings.items()))
     summary.metrics, summary.tables = results.metrics, results.tables
+    summary.answers_redacted = int(results.metrics.get("answers_redacted", 0))
     summary.notes += tuple(results.metrics.get("warnings", ()))
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])

@@ -191,6 +191,15 @@ class StoreReads:
     def count_run_items(self, run_id: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
 
+    def count_marked_answers(self, run_id: str, mark: str) -> tuple[int, int]:
+        """Of a run's answers: how many carry `mark` among their finish_reason's marks, and how many there are."""
+        row = self.conn.execute(
+            "SELECT COALESCE(SUM(('+' || COALESCE(g.finish_reason, '') || '+') LIKE ?), 0), COUNT(g.key) "
+            "FROM run_items i JOIN generations g ON g.key = i.request_key WHERE i.run_id = ?",
+            (f"%+{mark}+%", run_id),
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
     def pair_rows(
         self, run_id: str, models: Sequence[str], scorers: tuple[str | None, str | None], script_code: ScriptCode
     ) -> list[tuple]:

@@ -1,0 +1,91 @@
+"""`--timeout` is a deadline for a whole answer (connect, headers, body), not for each read; the GET /models
+probe has its own. A real server on 127.0.0.1 that trickles one byte every 2 s, and the real CLI in a
+subprocess: the subprocess timeout is only a guard (the run used to last until stopped from outside)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+from store_checks import query
+
+from helpers import run_cli
+
+TRICKLE_EVERY_S = 2.0
+GUARD_S = 300  # a guard only: the run takes about 12 s (probe 3 s, two attempts of 3 s), plus a first
+# training of the offline detector in a fresh cache; it used to last until stopped from outside (2,000 s here)
+
+
+class TricklingServer:
+    """Answers POST with HTTP 200 headers at once, then a body of one byte every 2 s; answers GET (the probe)
+    with its status line itself one byte every 2 s. Each connection in its own thread."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.posts = 0
+        self._stop = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> TricklingServer:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.sock.close()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            head = _read_head(conn)
+            if head.startswith(b"POST"):
+                self.posts += 1
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+                drip: Iterator[bytes] = iter([b" "] * 1000)
+            else:
+                drip = iter(bytes([b]) for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            for byte in drip:
+                if self._stop.wait(TRICKLE_EVERY_S):
+                    return
+                try:
+                    conn.sendall(byte)
+                except OSError:
+                    return  # the client gave up: what a deadline does
+
+
+def _read_head(conn: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+@pytest.mark.slow
+def test_a_server_that_trickles_its_answer_fails_the_request_within_the_deadline(tmp_path, cache_dir):
+    with TricklingServer() as server:
+        run = run_cli("run", "--benchmark", "trusteval-toxicity", "--limit", "1", "--seeds", "42",
+                      "--model", f"openai:m?base_url={server.base_url}&api_key_env=&backoff_base=0.01",
+                      "--timeout", "3", "--max-retries", "1", "--store", tmp_path / "ws", "--cache-dir", cache_dir,
+                      "--json", "--no-progress", timeout=GUARD_S)  # fmt: skip
+        posts = server.posts
+    assert run.returncode == 3, run.stderr[-3000:]  # stored, incomplete: the request failed
+    out = run.json()
+    assert (out["failed"], out["retries"], posts) == (1, 1, 2), "two attempts, each ended by the deadline"
+    [(error,)] = query(tmp_path / "ws", "SELECT error FROM generation_failures")
+    assert f"no answer from {server.base_url} within 3 s" in error and "after 1 retry" in error, error
