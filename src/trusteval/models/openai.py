@@ -18,7 +18,8 @@ connections, timeouts, malformed JSON and empty `choices` are retried with expon
 failed Generation with the reason and the number of retries; `generate()` never raises. `timeout` is a deadline
 for each attempt's whole answer (connect, headers and body), not for each read, so a server that trickles its
 body fails in `timeout` seconds per attempt; the `GET /models` probe has its own deadline of
-`PROBE_TIMEOUT_S`. A body is read up to `MAX_RESPONSE_BYTES` and no further; how its answer is read is in `trusteval.models.chat_answers`.
+`PROBE_TIMEOUT_S`. A body is read up to `MAX_RESPONSE_BYTES` and no further; how its answer is read is in
+`trusteval.models.chat_answers`.
 """
 
 from __future__ import annotations
