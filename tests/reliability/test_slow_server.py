@@ -20,7 +20,8 @@ GUARD_S = 300  # a guard only: the run takes about 12 s (probe 3 s, two attempts
 
 class TricklingServer:
     """Answers POST with HTTP 200 headers at once, then a body of one byte every 2 s; answers GET (the probe)
-    with its status line itself one byte every 2 s. Each connection in its own thread."""
+    with its status line and headers themselves one byte every 2 s (about 500 s in all). Each connection in its
+    own thread."""
 
     def __init__(self) -> None:
         self.sock = socket.create_server(("127.0.0.1", 0))
@@ -56,7 +57,7 @@ class TricklingServer:
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
                 drip: Iterator[bytes] = iter([b" "] * 1000)
             else:
-                drip = iter(bytes([b]) for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                drip = iter(bytes([b]) for b in b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 200 + b"\r\n\r\n")
             for byte in drip:
                 if self._stop.wait(TRICKLE_EVERY_S):
                     return
@@ -89,3 +90,22 @@ def test_a_server_that_trickles_its_answer_fails_the_request_within_the_deadline
     assert (out["failed"], out["retries"], posts) == (1, 1, 2), "two attempts, each ended by the deadline"
     [(error,)] = query(tmp_path / "ws", "SELECT error FROM generation_failures")
     assert f"no answer from {server.base_url} within 3 s" in error and "after 1 retry" in error, error
+
+
+def test_the_models_probe_has_its_own_deadline():
+    """GET /models answered one byte every 2 s used to hold the probe for minutes (still probing after 90 s):
+    each byte reset httpx's read timeout. It now ends at its deadline (5 s, or `timeout` if shorter) and
+    counts the server as reachable (it connected), so the run goes on to its requests."""
+    import asyncio
+
+    from helpers import openai_backend
+
+    async def probe(backend) -> None:
+        try:
+            await asyncio.wait_for(backend.probe(), GUARD_S)  # a guard: about 5 s is expected
+        finally:
+            await backend.aclose()
+
+    with TricklingServer() as server:
+        asyncio.run(probe(openai_backend(server.base_url, "api_key_env=", model="m", timeout_s=60.0)))
+        assert server.posts == 0
