@@ -133,3 +133,11 @@ def test_an_integer_of_five_thousand_digits_in_usage_costs_only_the_token_counts
         [answer] = generate_then_close(openai_backend(server.base_url, "api_key_env=", model="m"), [request])
     assert (answer.text, answer.finish_reason, answer.error) == ("a good answer", "stop", None)
     assert (answer.prompt_tokens, answer.completion_tokens) == (None, None)
+
+
+def test_a_server_cannot_claim_trusteval_s_own_marks():
+    """`answers_redacted` counts finish_reason marks: a server that sends them itself must not be counted."""
+    from trusteval.models.chat_answers import read_completion
+
+    body = completion_body("plain", finish_reason="stop+redacted_by_trusteval+truncated_by_trusteval")
+    assert read_completion("k", body).finish_reason == "stop"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trusteval.records import Generation
-from trusteval.untrusted.answers import REFUSAL, mark, repair_unicode, safe_answer
+from trusteval.untrusted.answers import REFUSAL, TRUSTEVAL_MARKS, mark, repair_unicode, safe_answer
 from trusteval.untrusted.redact import scrub
 
 EXCERPT_CHARS = 200
@@ -77,6 +77,13 @@ def _count(usage: Any, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else None
 
 
+def _server_reason(value: Any) -> str | None:
+    """The server's finish_reason without trusteval's own marks: a server cannot claim a redaction or a cut."""
+    if not isinstance(value, str):
+        return None
+    return "+".join(part for part in value.split("+") if part not in TRUSTEVAL_MARKS) or None
+
+
 def read_completion(key: str, body: Any, *, secret: str | None = None) -> Generation | Rejected:
     """The Generation in a chat completion body, or why the body is not one."""
     if not isinstance(body, dict):
@@ -92,8 +99,7 @@ def read_completion(key: str, body: Any, *, secret: str | None = None) -> Genera
     if isinstance(found, Rejected):
         return found
     text, own_mark = found
-    server_reason = choice.get("finish_reason")
-    finish_reason = mark(server_reason if isinstance(server_reason, str) else None, *filter(None, [own_mark]))
+    finish_reason = mark(_server_reason(choice.get("finish_reason")), *filter(None, [own_mark]))
     text, finish_reason = safe_answer(text, finish_reason, [secret])
     usage = body.get("usage")
     return Generation(

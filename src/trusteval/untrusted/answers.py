@@ -29,6 +29,7 @@ MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # an answer of MAX_ANSWER_CHARS fits, even
 TRUNCATED = "truncated_by_trusteval"
 UNICODE_REPLACED = "invalid_unicode_replaced"
 ANSWER_REDACTED = "redacted_by_trusteval"  # a secret (whole, or a long piece) was cut out of the answer
+TRUSTEVAL_MARKS = frozenset({TRUNCATED, UNICODE_REPLACED, ANSWER_REDACTED})  # only trusteval sets these
 MAX_INT_DIGITS = 4000  # below Python's int conversion limit (4300 digits)
 REFUSAL = "refusal"
 MAX_FINISH_REASON_CHARS = 100
