@@ -7,10 +7,11 @@ to the least busy live replica and move to another when one fails (`trusteval.mo
 
 The API key is read from the injected environment (`BackendSettings.env`), never from `os.environ`; it is
 required only when a base URL is not a loopback address, and `api_key_env=` (empty) sends no key at all. The
-key is scrubbed (`trusteval.untrusted.redact`) from reasons and errors, even in part, in another case or encoded, and from
-answers when one holds it whole or a long piece of it (such an answer is marked `redacted_by_trusteval`); a
-placeholder key (`sk-no-key-required`, `EMPTY`) is not a secret and is never matched. Messages name URLs without
-user:password, query or fragment; a base URL holding the key itself is refused.
+key is scrubbed (`trusteval.untrusted.redact`) from reasons and errors, even in part, in another case or
+encoded, and from answers when one holds it whole or a long piece of it (such an answer is marked
+`redacted_by_trusteval`); a placeholder key (`sk-no-key-required`, `EMPTY`) is not a secret and is never
+matched. Messages name URLs without user:password, query or fragment; a base URL holding the key itself is
+refused.
 
 Each request is one POST to `{base_url}/chat/completions` of one replica. Overloads, server errors, broken
 connections, timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter
