@@ -158,10 +158,6 @@ def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
     return _replace(text, secrets, FRAGMENT_CHARS)
 
 
-def scrub_optional(text: str | None, secrets: Iterable[str | None] = ()) -> str | None:
-    return None if text is None else scrub(text, secrets)
-
-
 def scrub_answer(text: str, secrets: Iterable[str | None] = ()) -> tuple[str, bool]:
     """A model answer with each whole secret, or long piece of one, replaced; and whether anything was."""
     scrubbed = _replace(text, secrets, ANSWER_PIECE_CHARS)
