@@ -109,3 +109,19 @@ def test_the_models_probe_has_its_own_deadline():
     with TricklingServer() as server:
         asyncio.run(probe(openai_backend(server.base_url, "api_key_env=", model="m", timeout_s=60.0)))
         assert server.posts == 0
+
+
+def test_the_perspective_scorer_cuts_off_a_trickled_answer_at_its_timeout(tmp_path):
+    """The same trickling body held the Perspective scorer for as long as the server kept sending."""
+    from trusteval.scorers import load_scorer
+    from trusteval.scorers.base import ScorerContext
+
+    found: list = []
+    with TricklingServer() as server:
+        context = ScorerContext(env={"PERSPECTIVE_API_KEY": "test-key-123"}, cache_dir=tmp_path)
+        scorer = load_scorer(f"perspective?base_url=http://127.0.0.1:{server.port}&timeout=3&max_retries=0", context)
+        worker = threading.Thread(target=lambda: found.extend(scorer.score(["hey"])), daemon=True)
+        worker.start()
+        worker.join(GUARD_S)  # a guard: about 3 s is expected
+    [outcome] = found
+    assert outcome.status == "error" and "ReadTimeout" in outcome.detail, outcome.detail

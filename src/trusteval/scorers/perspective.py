@@ -7,7 +7,8 @@ classifier for new work. Spec: `perspective?api_key_env=PERSPECTIVE_API_KEY&rps=
 - The key is read only from the injected environment (`api_key_env`, default PERSPECTIVE_API_KEY) and sent in
   the `X-Goog-Api-Key` header, never in the URL (a `base_url` holding it is refused); every message, cached
   answer and stored detail is scrubbed of it (`trusteval.untrusted.redact`), even when a server echoes it back altered.
-- An answer is read up to `MAX_ANSWER_BYTES` and no further.
+- An answer is read up to `MAX_ANSWER_BYTES` and no further, and its body for no longer than `timeout` seconds
+  (a server trickling it a byte at a time is cut off there, and the request retried).
 - `field=span` (default) reads `spanScores[0]` as the authors' code does; `field=summary` reads `summaryScore`.
 - At most `rps` requests per second (default 1, the API's default quota); 429 / 5xx / network errors are
   retried with exponential backoff (honouring Retry-After, in seconds or as an HTTP date, up to
@@ -189,7 +190,7 @@ class PerspectiveScorer:
             self.limiter.wait()
             self.calls += 1
             try:
-                response = _post(client, url, body)
+                response = _post(client, url, body, self.timeout)
             except httpx.HTTPError as exc:
                 last = f"cannot reach Perspective API at {public_url(self.base_url)}: {type(exc).__name__}"
                 self._backoff(attempt, None)
@@ -288,14 +289,21 @@ class Answer:
         return load_json(self.body)
 
 
-def _post(client: Any, url: str, body: dict[str, Any]) -> Answer:
-    """POST and read the answer, but never past MAX_ANSWER_BYTES (AnswerTooLarge)."""
+def _post(client: Any, url: str, body: dict[str, Any], deadline_s: float) -> Answer:
+    """POST and read the answer, but never past MAX_ANSWER_BYTES (AnswerTooLarge), and not past `deadline_s`
+    seconds for the body (httpx.ReadTimeout): httpx's timeout bounds each read, so a body trickled a byte at a
+    time would never end."""
+    import httpx
+
+    started = time.monotonic()
     with client.stream("POST", url, json=body) as response:
         read = bytearray()
         for chunk in response.iter_bytes():
             read += chunk
             if len(read) > MAX_ANSWER_BYTES:
                 raise AnswerTooLarge
+            if time.monotonic() - started > deadline_s:
+                raise httpx.ReadTimeout(f"no whole answer within {deadline_s:g} s")
     return Answer(response.status_code, response.headers, bytes(read))
 
 
