@@ -32,9 +32,24 @@ DATASETS: Registry = Registry("dataset")
 DATASETS.register("cold", "trusteval.data.cold:load")
 DATASETS.register("hatexplain", "trusteval.data.hatexplain:load")
 DATASETS.register("toxicspans", "trusteval.data.toxicspans:load")
+DATASETS.register("hatexplain-en", "trusteval.data.hatexplain:load")  # explicit names of the English originals
+DATASETS.register("toxicspans-en", "trusteval.data.toxicspans:load")
+DATASETS.register("tiseval-hatexplain", "trusteval.data.tiseval:load")  # the TrustEval paper's translations
+DATASETS.register("tiseval-toxicspans", "trusteval.data.tiseval:load")
 DATASETS.register("file", "trusteval.data.generic:load")
 DATASETS.register("hf", "trusteval.data.hf_datasets:load")
 DATASETS.register("social-chem-101", "trusteval.data.social_chem:load")
+
+
+# What `hatexplain` and `toxicspans` mean in the TrustEval benchmarks (trusteval-toxicity, -bias, -avoidance):
+# the paper's Chinese translations. Everywhere else (and as `hatexplain-en` / `toxicspans-en`) they are English.
+TRUSTEVAL_TRANSLATIONS = {"hatexplain": "tiseval-hatexplain", "toxicspans": "tiseval-toxicspans"}
+
+
+def trusteval_dataset(raw: str) -> str:
+    """The dataset a TrustEval benchmark runs for `raw`: `hatexplain[?...]` -> `tiseval-hatexplain[?...]`."""
+    head, sep, query = raw.strip().partition("?")
+    return TRUSTEVAL_TRANSLATIONS.get(head, head) + sep + query
 
 
 def parse_dataset_spec(raw: str) -> Spec:
@@ -118,4 +133,5 @@ __all__ = [
     "sample_prompts",
     "sample_stratified",
     "stratified_sizes",
+    "trusteval_dataset",
 ]
