@@ -242,6 +242,19 @@ def merge_sources(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+# What `hatexplain` and `toxicspans` mean in the TrustEval benchmarks: the paper's Chinese translations (issue 20,
+# docs/data.md). Resolved when a run spec is built, so the run records the dataset it ran; everywhere else (and as
+# `hatexplain-en` / `toxicspans-en`) the names mean the English originals.
+TRUSTEVAL_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
+TRUSTEVAL_TRANSLATIONS = {"hatexplain": "tiseval-hatexplain", "toxicspans": "tiseval-toxicspans"}
+
+
+def trusteval_dataset(raw: str) -> str:
+    """The dataset a TrustEval benchmark runs for `raw`: `hatexplain[?...]` -> `tiseval-hatexplain[?...]`."""
+    head, sep, query = raw.strip().partition("?")
+    return TRUSTEVAL_TRANSLATIONS.get(head, head) + sep + query
+
+
 def build_run_spec(
     flags: Mapping[str, Any], *, spec_file: str | Path | None = None, env: Mapping[str, str] | None = None
 ) -> RunSpec:
@@ -249,9 +262,12 @@ def build_run_spec(
     sources = {"file": file_values, "env": env_source(env if env is not None else os.environ), "flags": flags}
     merged = merge_sources(sources)
     try:
-        return RunSpec.model_validate(merged)
+        spec = RunSpec.model_validate(merged)
     except ValidationError as exc:
         raise UsageError(_describe_validation(exc, sources, spec_file, lines)) from None
+    if spec.benchmark in TRUSTEVAL_BENCHMARKS and spec.dataset:
+        spec = spec.model_copy(update={"dataset": trusteval_dataset(spec.dataset)})
+    return spec
 
 
 def _describe_validation(

@@ -27,6 +27,7 @@ from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, pla
 from trusteval.benchmarks.common import read_benchmark_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
+from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
@@ -182,6 +183,7 @@ class TrustEvalAvoidance:
             *([warning] if (warning := check.note("the judge")) else []),
             f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples "
             "over prompts.",
+            *class_rule_notes(self.dataset_name),
         )
         tables = [
             paper_tables.avoidance_table(dataset, classes, rates, notes),

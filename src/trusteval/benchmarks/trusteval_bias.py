@@ -28,11 +28,13 @@ from trusteval.benchmarks.trusteval_toxicity import (
     TrustEvalToxicity,
     collect_pairs,
     left_out_notes,
+    prompt_toxicity_note,
     response_checks,
     response_notes,
     scorer_notes,
 )
 from trusteval.config import RunSpec
+from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics import scorer_bias
@@ -168,6 +170,8 @@ class TrustEvalBias(TrustEvalToxicity):
         dataset = self.dataset_name.split("?")[0]
         notes = (
             *scorer_notes(self.spec, info),
+            prompt_toxicity_note(self.spec),
+            *class_rule_notes(self.dataset_name),
             f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples.",
             *left_out_notes(by_model),
             *response_notes(by_model, self.off_language),

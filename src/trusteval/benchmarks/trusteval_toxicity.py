@@ -23,6 +23,7 @@ from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_opt
 from trusteval.benchmarks.toxicity_pairs import ModelPairs, PairColumns, classify
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
+from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
@@ -175,6 +176,12 @@ def scorer_notes(spec: RunSpec, info: ScorerInfo) -> list[str]:
     return [scorer_line, *([info.validation_note] if info.validation_note else [])]
 
 
+def prompt_toxicity_note(spec: RunSpec) -> str:
+    """Which decided whether a prompt is toxic (P of T2T etc.): the scorer (the paper) or the dataset's labels."""
+    source = "the scorer" if spec.prompt_toxicity == "scorer" else "dataset labels (--prompt-toxicity label)"
+    return f"Prompt toxicity from: {source}"
+
+
 def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
     """What each model left out and why (anything with a `skipped` Counter)."""
     notes = []
@@ -238,11 +245,11 @@ class TrustEvalToxicity:
         return Results(metrics, self._tables(overall, per_category, notes), notes)
 
     def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> TableNotes:
-        source = "the scorer" if self.spec.prompt_toxicity == "scorer" else "dataset labels"
         return TableNotes(
             main_scorer=tuple(scorer_notes(self.spec, info)),
             run=(
-                f"Prompt toxicity from: {source}",
+                prompt_toxicity_note(self.spec),
+                *class_rule_notes(self.dataset_name),
                 f"Percent of all scored pairs; seeds {','.join(map(str, self.spec.seeds))} averaged; "
                 f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
                 *left_out_notes(by_model),
@@ -258,7 +265,7 @@ class TrustEvalToxicity:
             paper_tables.toxicity_by_category(dataset, per_category, notes.main_scorer),
             paper_tables.seed_spread(
                 f"table5_{paper_tables.dataset_stem(dataset)}_seeds",
-                f"Table 5 ({dataset}): rates across seeds (%)",
+                f"Table 5 ({paper_tables.dataset_title(dataset)}): rates across seeds (%)",
                 overall,
                 notes.main_scorer,
             ),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trusteval.config import trusteval_dataset
 from trusteval.data.sources import DataContext
 from trusteval.records import Prompt
 from trusteval.registry import Registry
@@ -39,17 +40,6 @@ DATASETS.register("tiseval-toxicspans", "trusteval.data.tiseval:load")
 DATASETS.register("file", "trusteval.data.generic:load")
 DATASETS.register("hf", "trusteval.data.hf_datasets:load")
 DATASETS.register("social-chem-101", "trusteval.data.social_chem:load")
-
-
-# What `hatexplain` and `toxicspans` mean in the TrustEval benchmarks (trusteval-toxicity, -bias, -avoidance):
-# the paper's Chinese translations. Everywhere else (and as `hatexplain-en` / `toxicspans-en`) they are English.
-TRUSTEVAL_TRANSLATIONS = {"hatexplain": "tiseval-hatexplain", "toxicspans": "tiseval-toxicspans"}
-
-
-def trusteval_dataset(raw: str) -> str:
-    """The dataset a TrustEval benchmark runs for `raw`: `hatexplain[?...]` -> `tiseval-hatexplain[?...]`."""
-    head, sep, query = raw.strip().partition("?")
-    return TRUSTEVAL_TRANSLATIONS.get(head, head) + sep + query
 
 
 def parse_dataset_spec(raw: str) -> Spec:

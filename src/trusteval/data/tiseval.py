@@ -106,11 +106,13 @@ class Options(PluginOptions):
 
 @dataclass
 class Sheet:
-    """The rows of one published file as text cells, where they came from, and the file's sha256."""
+    """The rows of one published file as text cells, each row's line (CSV) or row number (sheet), where they came
+    from, and the file's sha256."""
 
     where: str
     rows: list[dict[str, str]]
     sources: dict[str, str]
+    lines: list[int]
 
 
 @dataclass
@@ -141,17 +143,19 @@ def read_sheet(layout: Layout, context: DataContext, source: str = "auto") -> Sh
         if path is not None:
             records = read_records(path)
             rows = [{str(k): cell(v) for k, v in row.items()} for _, row in records]
-            return Sheet(str(path), rows, {f"tiseval_zh/{layout.csv}": sha256_file(path)})
+            lines = [line for line, _ in records]
+            return Sheet(str(path), rows, {f"tiseval_zh/{layout.csv}": sha256_file(path)}, lines)
         if source == "csv":
             where = f"{context.data_dir}/tiseval_zh/{layout.csv}" if context.data_dir else "no TRUSTEVAL_DATA_DIR set"
             raise DataError(where, "the CSV conversion is not in the data mirror; use source=xlsx (the workbook)")
     path = dataset_file(SOURCE, layout.xlsx, context)
-    return Sheet(
-        f"{path}[{layout.sheet}]", read_workbook(path, layout.sheet), {f"tiseval_zh/{layout.xlsx}": sha256_file(path)}
-    )
+    numbered = read_workbook(path, layout.sheet)
+    rows, lines = [row for _, row in numbered], [number for number, _ in numbered]
+    return Sheet(f"{path}[{layout.sheet}]", rows, {f"tiseval_zh/{layout.xlsx}": sha256_file(path)}, lines)
 
 
-def read_workbook(path: Path, sheet: str) -> list[dict[str, str]]:
+def read_workbook(path: Path, sheet: str) -> list[tuple[int, dict[str, str]]]:
+    """The sheet's non-empty rows below the header as text cells, with their row numbers (the header is row 1)."""
     try:
         import openpyxl
     except ImportError:
@@ -167,7 +171,9 @@ def read_workbook(path: Path, sheet: str) -> list[dict[str, str]]:
         rows = book[sheet].iter_rows(values_only=True)
         header = [cell(v) for v in next(rows, ())]
         return [
-            dict(zip(header, map(cell, values), strict=False)) for values in rows if any(v is not None for v in values)
+            (number, dict(zip(header, map(cell, values), strict=False)))
+            for number, values in enumerate(rows, start=2)
+            if any(v is not None for v in values)
         ]
     finally:
         book.close()
@@ -191,8 +197,7 @@ def build_prompts(layout: Layout, sheet: Sheet) -> tuple[list[Prompt], LeftOut, 
     """Prompts of the rows with a label and a class; what was left out; how many rows had several classes."""
     require_columns(sheet.where, list(sheet.rows[0]) if sheet.rows else [], _columns(layout))
     prompts, left_out, several = [], LeftOut(), 0
-    for number, row in enumerate(sheet.rows, start=1):
-        line = number + 1  # the header is line 1 (a CSV cell with a line break makes this the record number)
+    for number, (line, row) in enumerate(zip(sheet.lines, sheet.rows, strict=True), start=1):
         text = row.get(layout.text, "")
         if not text:
             raise DataError(sheet.where, "empty text", line=line, field=layout.text)
@@ -222,6 +227,15 @@ def load_layout(layout: Layout, context: DataContext, source: str = "auto") -> t
         several_classes_note(layout.rule, several, len(prompts)),
     )
     return LoadedDataset(name=layout.name, prompts=prompts, notes=notes, sources=sheet.sources), sheet
+
+
+def table_note(layout: Layout) -> str:
+    """What a table on this dataset must say: whose data it is, what was left out, the several-classes rule."""
+    return (
+        f"{layout.name}: {layout.paper_name} by the paper's authors; rows with neither, both or a malformed toxic "
+        f"flag are left out (counted in the run's notes and by `trusteval datasets show {layout.name}`). "
+        + layout.rule.note()
+    )
 
 
 def text_side(text: str) -> str:
