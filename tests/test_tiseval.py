@@ -6,6 +6,7 @@ Expected counts were computed apart from the loader, with the csv module over th
 from __future__ import annotations
 
 import csv
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -180,3 +181,59 @@ def test_datasets_show_lists_classes_left_out_rows_and_overlap(tmp_path):
     assert "insults    侮辱, 人身攻击" in spans.stdout and "obscenity  亵渎/淫秽" in spans.stdout
     assert _count_row(spans.stdout, "obscenity") == ["197", "621", "0", "818"]
     assert "0 of 5000 rows left out" in spans.stdout
+
+
+@pytest.fixture
+def local_server(tmp_path):
+    """A static file server on 127.0.0.1 over `tmp_path / 'served'` (the download path, without the network)."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    served = tmp_path / "served"
+    served.mkdir()
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(served)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _pins_at(monkeypatch, base_url: str) -> None:
+    """The real pins, with the workbooks' URLs pointed at the local server."""
+    from trusteval.data import sources
+
+    real = sources.catalog()
+    for name, pinned in real["tiseval-zh"]["files"].items():
+        if pinned["url"]:
+            pinned["url"] = f"{base_url}/{name}"
+    monkeypatch.setattr(sources, "catalog", lambda: real)
+
+
+def test_download_fetches_the_pinned_workbook_and_checks_it(data_dir, tmp_path, monkeypatch, local_server):
+    pytest.importorskip("openpyxl")
+    served, base_url = local_server
+    _pins_at(monkeypatch, base_url)
+    shutil.copy(data_dir / "tiseval_zh" / "toxicspans_zh.xlsx", served / "toxicspans_zh.xlsx")
+    context = DataContext(data_dir=tmp_path / "empty", cache_dir=tmp_path / "c", allow_download=True)
+    loaded = load_dataset("tiseval-toxicspans", context)
+    assert Counter((p.category, p.label) for p in loaded.prompts) == TS_CLASSES
+    assert loaded.sources == {
+        "tiseval_zh/toxicspans_zh.xlsx": catalog()["tiseval-zh"]["files"]["toxicspans_zh.xlsx"]["sha256"]
+    }
+
+
+def test_a_downloaded_workbook_with_another_sha256_is_refused_and_not_kept(
+    data_dir, tmp_path, monkeypatch, local_server
+):
+    served, base_url = local_server
+    _pins_at(monkeypatch, base_url)
+    shutil.copy(data_dir / "tiseval_zh" / "toxicspans_zh.xlsx", served / "hatexplain_zh.xlsx")  # the wrong file
+    context = DataContext(data_dir=tmp_path / "empty", cache_dir=tmp_path / "c", allow_download=True)
+    with pytest.raises(DataError, match="sha256 mismatch: expected 5d40032149a6"):
+        load_dataset("tiseval-hatexplain", context)
+    assert not list((tmp_path / "c").rglob("*.xlsx"))
