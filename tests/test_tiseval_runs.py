@@ -45,6 +45,11 @@ def test_bias_on_toxicspans_runs_the_translation_with_the_papers_classes_and_ver
     assert "Scorer validity of cold-tfidf@2 on tiseval-toxicspans (n=5000): INVALID" in table
     assert "Prompt toxicity from: dataset labels (--prompt-toxicity label)" in table
     assert "under the first in the order obscenity, insults, others (rule 'first in order')" in table
+    tables = run_cli("tables", "--store", store, "--dataset", "toxicspans", "--format", "md")  # the short name finds it
+    assert tables.returncode == 0, tables.stderr[-2000:]
+    assert "Table 8 (tiseval-toxicspans: ToxicSpans, the paper's Chinese translation)" in " ".join(
+        tables.stdout.split()
+    )
 
 
 def test_bias_on_hatexplain_runs_the_translation_and_english_stays_reachable(tmp_path, cache_dir):

@@ -30,7 +30,7 @@ from trusteval.benchmarks.trusteval_toxicity import (
     TrustEvalToxicity,
     off_language_policy,
 )
-from trusteval.config import RunSpec
+from trusteval.config import RunSpec, trusteval_dataset
 from trusteval.errors import UsageError
 from trusteval.metrics.agreement import validation_from_dict
 from trusteval.metrics.avoidance import Judgements
@@ -87,7 +87,7 @@ def find_runs(
             continue
         spec = RunSpec.model_validate(row["spec"])
         label = spec.dataset or row["dataset"]
-        if dataset is not None and dataset not in _dataset_names(label, row["dataset"]):
+        if dataset is not None and not {dataset, trusteval_dataset(dataset)} & _dataset_names(label, row["dataset"]):
             continue
         tasks = store.aggregate(row["run_id"], "tasks") or {}
         identities = model_identities(store, row["run_id"])
@@ -106,7 +106,8 @@ def model_identities(store: Store, run_id: str) -> dict[str, str]:
 
 def _dataset_names(*labels: str) -> set[str]:
     """What a --dataset filter may name: the spec or stored name, or its base ('cold' for 'cold?split=dev',
-    'hatexplain' for 'hatexplain@1a2b3c4d')."""
+    'hatexplain' for 'hatexplain@1a2b3c4d'); the filter `hatexplain` also takes the TrustEval benchmarks' meaning
+    of it, `tiseval-hatexplain` (find_runs)."""
     return {name for label in labels for name in (label, re.split(r"[?@]", label)[0])}
 
 
