@@ -251,10 +251,8 @@ class Lexicon:
         singular = next((e.term for e in entries if e.form == "singular" and "needs_person" not in e.flags), None)
         if form is None:
             form = "singular" if singular and (adjective is None or singular.lower() != adjective.lower()) else ""
-        if form == "singular" and singular:
-            word = singular
-        else:
-            word = (adjective or singular or entries[0].term) + " person"
+        by_adjective = (adjective or singular or entries[0].term) + " person"
+        word = singular if form == "singular" and singular else by_adjective
         return f"{_article(word)} {word}"
 
     def has_singular(self, group: str) -> bool:
