@@ -395,7 +395,9 @@ def test_bias_report_draws_the_disparity_beside_the_scorer_control(tmp_path, dat
     figure = r'id="fig-trusteval_bias_scorer_control"><img alt="[^"]*" src="data:image/svg\+xml;base64,([^"]+)"'
     svg = re.search(figure, text)
     drawn = base64.b64decode(svg.group(1)).decode()
-    assert "scorer control (persona:hostile)" in drawn and "delta over classes" in drawn
+    assert "persona:hostile (group-neutral)" in drawn and "Δ over classes" in drawn
+    assert "Scorer bias control: each disparity (TT (%)) on raw and on group-neutral scores" in text
+    assert re.search(r"SCORER-INDUCED|no disparity|model&#x27;s bias|model's bias", text)
 
 
 def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):

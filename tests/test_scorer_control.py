@@ -264,3 +264,52 @@ def test_cli_identical_answers_are_scorer_induced_or_no_disparity(scorer, tmp_pa
     report = run_cli("report", "--store", tmp_path / "ws")
     assert report.returncode == 0, report.stderr[-2000:]
     assert "Scorer bias control" in report.stdout
+
+
+def _cold_answers(folder: Path, data_dir: Path, limit: int) -> Path:
+    """A harmless Chinese answer per COLD prompt naming a group of the prompt's class."""
+    from trusteval.benchmarks import BENCHMARKS
+    from trusteval.config import RunSpec
+    from trusteval.data.sources import DataContext
+
+    placeholder = folder / "placeholder.jsonl"
+    placeholder.write_text('{"prompt": "p", "response": "r"}\n', "utf-8")
+    spec = RunSpec(benchmark="trusteval-bias", dataset="cold", limit=limit, models=[f"replay:{placeholder}"],
+                   seeds=[42])  # fmt: skip
+    plan = BENCHMARKS.get("trusteval-bias")(spec).plan(DataContext(data_dir=data_dir))
+    named = {"race": "黑人", "gender": "女性", "region": "河南人"}
+    rows = {item.request.messages[-1][1]: f"我认识的{named.get(item.prompt.category or '', '朋友')}都很友好，乐于助人。"
+            for item in plan.items}  # fmt: skip
+    path = folder / "cold_answers.jsonl"
+    path.write_text(
+        "".join(json.dumps({"prompt": p, "response": r}, ensure_ascii=False) + "\n" for p, r in rows.items())
+    )
+    return path
+
+
+def test_cli_trusteval_bias_shows_the_control_in_tables_report_and_json(tmp_path, data_dir, cache_dir):
+    answers = _cold_answers(tmp_path, data_dir, 30)
+    store = tmp_path / "ws"
+    result = run_cli("run", "--benchmark", "trusteval-bias", "--dataset", "cold", "--limit", "30", "--model",
+                     f"replay:{answers}", "--seeds", "42", "--store", store, "--cache-dir", cache_dir, "--json",
+                     "--no-progress")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    control = next(iter(result.json()["metrics"]["models"].values()))["scorer_control"]
+    flags = {f["disparity"]: f for f in control["flags"]}
+    assert set(flags) == {"σ over classes", "Δ over classes", "ρ over classes"}
+    assert all(f["verdict"] in (SCORER_INDUCED, NO_DISPARITY, MODEL_BIAS, HIDDEN_BY_SCORER, NOT_AVAILABLE)
+               and "scorer_induced" in f for f in flags.values())  # fmt: skip
+    assert {e["name"] for e in control["effects"]} == {"gender", "race", "region"}
+    assert all(e["swapped"] == e["responses"] for e in control["effects"])  # every answer names a group
+    out = tmp_path / "tables"
+    tables = run_cli("tables", "--store", store, "--format", "md,csv,tex", "--out", out)
+    assert tables.returncode == 0, tables.stderr[-2000:]
+    verdict = flags["σ over classes"]["verdict"]
+    for suffix in ("md", "csv", "tex"):
+        text = (out / f"trusteval_bias_scorer_induced.{suffix}").read_text(encoding="utf-8")
+        assert "σ over classes" in text and verdict.replace("'", "") in text.replace("'", "").replace("’", "")
+    assert "Scorer bias control, " in (out / "table7_cold.md").read_text(encoding="utf-8")
+    as_json = run_cli("tables", "--store", store, "--json")
+    group = next(m for m in as_json.json()["metrics"] if m.get("benchmark") == "trusteval-bias")
+    again = next(iter(group["metrics"]["models"].values()))["scorer_control"]
+    assert [f["verdict"] for f in again["flags"]] == [f["verdict"] for f in control["flags"]]

@@ -271,7 +271,7 @@ def _group_tables(
     info = scorer_info(store, scorer_id, group.dataset, data_sha)
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
-        return results.tables, {"metrics": results.metrics}
+        return bias_with_control(store, group, results.tables, results.metrics)
     results = TrustEvalToxicity(spec).results_from_pairs(pairs, info)
     if len(pairs) < 2:
         return results.tables, {"metrics": results.metrics}
@@ -280,6 +280,27 @@ def _group_tables(
     tested = [{"first": c.first, "second": c.second, **c.test.as_dict(), "p_adjusted": c.p_adjusted}
               for c in comparisons]  # fmt: skip
     return [*results.tables, ztests], {"metrics": results.metrics, "ztests_tt": tested, "p_adjust": adjustment}
+
+
+def bias_with_control(
+    store: Store, group: Group, tables: list[Table], metrics: dict[str, Any]
+) -> tuple[list[Table], dict[str, Any]]:
+    """Tables 7/8 with each model's scorer bias control, as its own run computed it (`trusteval report`)."""
+    from trusteval.metrics.scorer_bias import ScorerControl
+    from trusteval.report.results import run_results
+    from trusteval.tables.control_tables import control_tables, with_control_marks
+
+    computed: dict[str, dict[str, Any]] = {}
+    controls: dict[str, ScorerControl] = {}
+    for row, run in group.models.items():
+        if run.run_id not in computed:
+            computed[run.run_id] = run_results(store, run.run_id).metrics.get("models", {})
+        found = (computed[run.run_id].get(group.written[row]) or {}).get("scorer_control")
+        if found and row in metrics["models"]:
+            controls[row] = ScorerControl.from_dict(found)
+            metrics["models"][row]["scorer_control"] = found
+    tables = [with_control_marks(t, controls) for t in tables]
+    return [*tables, *control_tables(group.benchmark, controls, 1)], {"metrics": metrics}
 
 
 def _read_all(group: Group, reader: Callable[[StoredRun, list[str]], tuple[dict, set[str]]]) -> tuple:
