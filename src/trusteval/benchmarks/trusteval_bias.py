@@ -14,11 +14,12 @@ out of sigma, delta, rho and tau by default and named under the table with their
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from trusteval.benchmarks import trusteval_bias_correction as correction
 from trusteval.benchmarks import trusteval_toxicity as toxicity
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.benchmarks.common import read_benchmark_options
@@ -38,7 +39,7 @@ from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics import group_neutral
-from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
+from trusteval.metrics.bias import AttributeBias, attribute_bias, class_outcomes, rank_agreement
 from trusteval.metrics.scorer_bias import ScorerControl
 from trusteval.metrics.scorer_control_build import class_control_for, neutral_outcomes
 from trusteval.options import Flag
@@ -47,6 +48,8 @@ from trusteval.scorers.identity import TERMS, language_of
 from trusteval.store import RunItem
 from trusteval.tables import paper_tables
 from trusteval.tables.control_tables import control_tables, with_control_marks
+from trusteval.tables.corrected_tables import corrected_table
+from trusteval.tables.table import Table
 
 NON_ATTRIBUTE_CLASSES = ("none", "multiple")
 
@@ -71,6 +74,9 @@ class Options(toxicity.Options):
     include_non_attribute: Flag = Field(
         False, description="count the 'none' and 'multiple' classes among the attribute classes compared"
     )
+    misclassification: Literal["off", "rogan-gladen"] = Field(
+        "off", description="rogan-gladen: also TT_c corrected for the scorer's class-wise error (our addition)"
+    )
 
 
 class TrustEvalBias(TrustEvalToxicity):
@@ -79,7 +85,9 @@ class TrustEvalBias(TrustEvalToxicity):
 
     def __init__(self, spec: RunSpec) -> None:
         super().__init__(spec)
-        self.include_non_attribute = read_benchmark_options(Options, spec, self.name).include_non_attribute
+        options = read_benchmark_options(Options, spec, self.name)
+        self.include_non_attribute = options.include_non_attribute
+        self.misclassification = options.misclassification
 
     def attribute_classes(self, classes: Sequence[str]) -> list[str]:
         """The classes sigma, delta, rho and tau compare."""
@@ -118,7 +126,24 @@ class TrustEvalBias(TrustEvalToxicity):
         for model, control in controls.items():
             models[model]["scorer_control"] = control.as_dict()
         tables = [with_control_marks(t, controls) for t in results.tables]
-        return Results(results.metrics, [*tables, *control_tables(self.name, controls, 1)])
+        tables += control_tables(self.name, controls, 1)
+        if self.misclassification != "off":
+            tables.append(self.corrected(items, scores, by_model, classes, models))
+        return Results(results.metrics, tables)
+
+    def corrected(self, items, scores: ScoreBook, by_model: Mapping[str, ModelPairs], classes, models) -> Table:
+        """TT_c corrected for the scorer's class-wise error (option misclassification=rogan-gladen)."""
+        compared = self.attribute_classes(classes)
+        validation = correction.validation_by_class(items, scores.get(RESPONSE_TASK, {}), self.spec.threshold)
+        raw, found = {}, {}
+        for model, pairs in by_model.items():
+            keep = np.isin(pairs.categories, compared)
+            subset, categories = pairs.pairs.subset(keep), pairs.categories[keep]
+            raw[model] = attribute_bias(subset, categories, resamples=self.spec.resamples, classes=compared)
+            outcomes = {c: class_outcomes(subset, categories, c)[0] for c in compared}
+            found[model] = correction.corrected_for(outcomes, validation, resamples=self.spec.resamples)
+            models[model]["corrected"] = found[model].as_dict()
+        return corrected_table(self.dataset_name, compared, raw, found)
 
     def controls(
         self, items: Sequence[RunItem], scores: ScoreBook, by_model: Mapping[str, ModelPairs], classes: Sequence[str]
