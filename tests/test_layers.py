@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "trusteval"
 LAYERS: dict[str, int] = {
     "records": 0, "errors": 0, "progress": 0, "untrusted": 0, "util": 0,
     "store": 1, "registry": 1, "specs": 1, "options": 1,
-    "models": 2, "data": 2, "scorers": 2, "metrics": 2, "tables": 2,
+    "models": 2, "data": 2, "lexicon": 2, "scorers": 2, "metrics": 2, "tables": 2,
     "benchmarks": 3, "config": 3, "executors": 3,
     "pipeline": 4, "report": 4, "translation": 4,
     "commands": 5, "cli": 5, "api": 5, "__main__": 5, "__init__": 5,
