@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -201,14 +201,27 @@ class Lexicon:
     def swap(self, text: str, from_group: str, to_group: str) -> str:
         """Every term of `from_group` replaced by `to_group`'s term of the same form (and variant, where it
         has one), capitals kept, a/an fixed; other groups' terms and non-identity uses untouched."""
+        return self.swaps(text, from_group, [to_group])[to_group]
+
+    def swaps(
+        self, text: str, from_group: str, to_groups: Sequence[str], mentions: Sequence[Mention] | None = None
+    ) -> dict[str, str]:
+        """`swap` to each of several groups, the text searched once (`mentions`: `find(text)`, if known)."""
         self.category_of(from_group)
-        if from_group == to_group:
-            return text
-        targets = [e for e in self.entries if e.group == to_group]
-        if not targets:
-            raise UsageError(f"unknown group '{to_group}' in the {self.lang} identity lexicon")
-        mentions = [m for m in self.find(text) if m.group == from_group]
-        return self._rewrite(text, mentions, lambda m: self._replacement(m, targets, text))
+        found = [m for m in (self.find(text) if mentions is None else mentions) if m.group == from_group]
+        result = {}
+        for to_group in to_groups:
+            targets = [e for e in self.entries if e.group == to_group]
+            if not targets:
+                raise UsageError(f"unknown group '{to_group}' in the {self.lang} identity lexicon")
+            if to_group == from_group:
+                result[to_group] = text
+                continue
+            result[to_group] = self._rewrite(text, found, self._replacer(targets, text))
+        return result
+
+    def _replacer(self, targets: list[Entry], text: str) -> Callable[[Mention], str]:
+        return lambda mention: self._replacement(mention, targets, text)
 
     def _replacement(self, mention: Mention, targets: list[Entry], text: str) -> str:
         word = _aligned_term(mention, targets)

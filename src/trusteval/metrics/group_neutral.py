@@ -59,11 +59,12 @@ def versions(setup: ControlGroups, text: str, group_type: str | None, own: str |
     members = setup.members(group_type)
     if len(members) < 2:
         return {}
-    named = [g for g in setup.lexicon.groups_in(text) if g in members]
+    mentions = setup.lexicon.find(text)
+    named = [g for g in dict.fromkeys(m.group for m in mentions) if g in members]
     if not named:
         return {}
     source = own if own in named else named[0]
-    return {g: setup.lexicon.swap(text, source, g) for g in members}
+    return setup.lexicon.swaps(text, source, members, mentions)
 
 
 @dataclass(frozen=True)
