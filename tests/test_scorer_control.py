@@ -313,3 +313,19 @@ def test_cli_trusteval_bias_shows_the_control_in_tables_report_and_json(tmp_path
     group = next(m for m in as_json.json()["metrics"] if m.get("benchmark") == "trusteval-bias")
     again = next(iter(group["metrics"]["models"].values()))["scorer_control"]
     assert [f["verdict"] for f in again["flags"]] == [f["verdict"] for f in control["flags"]]
+
+
+def test_flags_reach_table_4_and_figure_5():
+    from trusteval.report.plots import _control_marks
+    from trusteval.tables.control_tables import marks, verdict_of, with_control_marks
+    from trusteval.tables.table import Table
+
+    control = _control(_answers(None), bump_word="Jew")  # christian - jew and jew - muslim: SCORER-INDUCED
+    cells = _control_marks(control.as_dict(), ["christian", "jew", "muslim"])
+    assert cells == {(0, 1): " S", (1, 0): " S", (1, 2): " S", (2, 1): " S"}
+    assert verdict_of(control, "jew", "christian") == SCORER_INDUCED
+    assert verdict_of(control, "christian", "muslim") == NO_DISPARITY
+    table4 = with_control_marks(Table("trustgpt_bias_std", "Table 4", ("Model",), ()), {"m": control})
+    assert any(note.startswith("Scorer bias control, m: std RELIGION: SCORER-INDUCED") for note in table4.notes)
+    plain = marks({"m": _control(_answers("christian"))})  # no scorer bump: nothing to flag
+    assert plain == [f"Scorer bias control, m: no disparity is {SCORER_INDUCED} or {HIDDEN_BY_SCORER}."]
