@@ -18,7 +18,7 @@ from trusteval.metrics.toxicity import Pairs
 BLIND_NOTE = (
     "On the built-in sentences the scorer gives every group of {types} the same score: it cannot see those "
     "group terms (masked). The control still measures what the mask leaves: words the mask does not know "
-    "(faith names, off-lexicon terms) and words that follow the term (a/an) that the swap changes."
+    "(faith names, off-lexicon terms) and the words around a term that change with it (English a/an)."
 )
 
 
