@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trusteval.errors import UsageError
 from trusteval.records import GenerationParams, content_hash
+from trusteval.specs import trusteval_dataset
 from trusteval.util.folders import DEFAULT_STORE, ENV_PREFIX
 from trusteval.util.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 
@@ -246,13 +247,6 @@ def merge_sources(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 # docs/data.md). Resolved when a run spec is built, so the run records the dataset it ran; everywhere else (and as
 # `hatexplain-en` / `toxicspans-en`) the names mean the English originals.
 TRUSTEVAL_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
-TRUSTEVAL_TRANSLATIONS = {"hatexplain": "tiseval-hatexplain", "toxicspans": "tiseval-toxicspans"}
-
-
-def trusteval_dataset(raw: str) -> str:
-    """The dataset a TrustEval benchmark runs for `raw`: `hatexplain[?...]` -> `tiseval-hatexplain[?...]`."""
-    head, sep, query = raw.strip().partition("?")
-    return TRUSTEVAL_TRANSLATIONS.get(head, head) + sep + query
 
 
 def build_run_spec(

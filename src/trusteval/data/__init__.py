@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trusteval.config import trusteval_dataset
 from trusteval.data.sources import DataContext
 from trusteval.records import Prompt
 from trusteval.registry import Registry
-from trusteval.specs import Spec
+from trusteval.specs import Spec, trusteval_dataset
 
 
 @dataclass(frozen=True)

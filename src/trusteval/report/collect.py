@@ -30,7 +30,7 @@ from trusteval.benchmarks.trusteval_toxicity import (
     TrustEvalToxicity,
     off_language_policy,
 )
-from trusteval.config import RunSpec, trusteval_dataset
+from trusteval.config import RunSpec
 from trusteval.errors import UsageError
 from trusteval.metrics.agreement import validation_from_dict
 from trusteval.metrics.avoidance import Judgements
@@ -42,6 +42,7 @@ from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.language import script_code
 from trusteval.scorers.validation import scorer_info
+from trusteval.specs import trusteval_dataset
 from trusteval.store import Store
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table

@@ -30,7 +30,7 @@ Rates = Mapping[str, Estimate]
 
 
 # Datasets whose table titles say what they are: the TrustEval benchmarks run the translations for `hatexplain`
-# and `toxicspans` (trusteval.config.trusteval_dataset, when the run spec is built); the English originals are
+# and `toxicspans` (trusteval.specs.trusteval_dataset, when the run spec is built); the English originals are
 # named explicitly.
 DATASET_TITLES = {
     "tiseval-hatexplain": "HateXplain, the paper's Chinese translation",
