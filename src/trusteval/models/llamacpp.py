@@ -12,7 +12,7 @@ setting the model was loaded with is checked.
 
 Identity: `llamacpp:<file name>?sha256=<first 16 hex digits of the GGUF file>` (the embedded model is
 `llamacpp:smollm2?sha256=...`), plus `n_ctx` when given; the folder, `n_threads` and `extra_bufts` are
-operational. The hash is cached by (path, size, mtime), so a 100 MB file is hashed once.
+operational. The hash is cached by (path, size, mtime, ctime, inode), so a 100 MB file is hashed once.
 """
 
 from __future__ import annotations
