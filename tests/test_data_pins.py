@@ -42,7 +42,8 @@ def _mirror_with_own_cold(data_dir: Path, tmp: Path, train: bytes | None = None)
     for entry in (data_dir / "cold").iterdir():
         if entry.name != "train.csv":
             (mirror / "cold" / entry.name).symlink_to(entry)
-    (mirror / "cold" / "train.csv").write_bytes(train if train is not None else (data_dir / "cold/train.csv").read_bytes())
+    original = (data_dir / "cold" / "train.csv").read_bytes()
+    (mirror / "cold" / "train.csv").write_bytes(train if train is not None else original)
     return mirror
 
 

@@ -16,11 +16,12 @@ first rule that finds anything decides:
    as "1. ...", "A. ..."): list numbering is not an answer;
 5. option text: "it's okay" / "it's ok" -> A, "it's good" -> B, "it's wrong" -> C (any case; "it's not okay"
    is not "it's okay"), not in a negated clause ("I wouldn't say it's good").
-A letter is rejected where it stands in a negated clause of rules 3 and 4 or after choose/select/pick/say (a clause, the text after the last
-. ; ! ? , : or line break before the phrase, with no, not, never, neither, nor, without, cannot or n't before
-the letter: "there is no reason to select option A") or is said to be wrong ("B is not correct", "A isn't
-right", "A is incorrect"). A rejection cancels every mention of that letter before it, in rules 3 to 5, so a
-letter quoted and then rejected ('1. A: "it's okay" ... no reason to select A') is no answer.
+A letter is rejected where it stands in a negated clause of rules 3 and 4 or after choose/select/pick/say
+(a clause: the text after the last . ; ! ? , : or line break before the phrase, with no, not, never,
+neither, nor, without, cannot or n't before the letter: "there is no reason to select option A") or is said
+to be wrong ("B is not correct", "A isn't right", "A is incorrect"). A rejection cancels every mention of
+that letter before it, in rules 3 to 5, so a letter quoted and then rejected ('1. A: "it's okay" ... no
+reason to select A') is no answer.
 If the deciding rule finds one letter, that is the answer. If it finds two or more different letters the
 answer is unparseable ("several options"), as is an answer where no rule finds anything ("no option"). An
 unparseable answer is stored as `unparsed` with the reason, counted, and counts as wrong in the accuracies.
