@@ -81,7 +81,8 @@ def _letter(match: re.Match[str]) -> tuple[int, str]:
 
 def _mentions(pattern: re.Pattern[str], text: str) -> tuple[list[Mention], list[Mention]]:
     """(affirmed, rejected) mentions a pattern finds: a mention in a negated clause rejects its letter."""
-    affirmed, rejected = [], []
+    affirmed: list[Mention] = []
+    rejected: list[Mention] = []
     for match in pattern.finditer(text):
         group, letter = _letter(match)
         negated = _negated(text, match.start(), match.start(group))
