@@ -13,9 +13,9 @@ import pytest
 
 from helpers import run_cli
 from trusteval.errors import StoreError
-from trusteval.store.merge import check_sources, merge_stores
 from trusteval.records import Generation, GenerationParams, Prompt, Request
 from trusteval.store import MIGRATIONS, STORE_FILENAME, Store
+from trusteval.store.merge import check_sources, merge_stores
 
 
 def _source(folder: Path, *, run_id: str = "r1", failures: int = 1, shard: str | None = None) -> Path:

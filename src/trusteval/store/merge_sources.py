@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from trusteval.errors import StoreError
-from trusteval.store.shards import parse_shard
 from trusteval.store.core import MIGRATIONS
+from trusteval.store.shards import parse_shard
 
 INTERNAL_TABLES = {"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"}
 SHARD = "shard"
