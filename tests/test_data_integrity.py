@@ -26,7 +26,7 @@ def test_every_pinned_file_in_the_real_mirror_matches_its_pin(data_dir, tmp_path
             assert path.is_file(), f"the mirror lacks the pinned file {path}"
             assert cached_sha256(path, tmp_path) == pinned["sha256"], path
             checked += 1
-    assert checked == 15  # COLD 3, HateXplain 5 (with the reconstructed train), ToxicSpans 6, SC101 subset 1
+    assert checked == 19  # COLD 3, HateXplain 5 (with the reconstructed train), ToxicSpans 6, SC101 subset 1, TisEval 4
 
 
 def test_the_check_is_cached_by_size_and_mtime(tmp_path, monkeypatch):

@@ -100,10 +100,13 @@ def current_statuses(store: Store, run_ids: Iterable[str]) -> dict[str, str]:
 
 def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
     """One line per run that is not complete or holds one shard only: why, and what to do."""
+    from trusteval.report.unpinned import unpinned_note
     from trusteval.store.merge import MERGED_SHARDS, missing_shards
 
     notes = []
     for run_id, status in statuses.items():
+        if unpinned := unpinned_note(store, run_id):
+            notes.append(unpinned)
         shard = store.aggregate(run_id, "shard")
         if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
             notes.append(f"run {run_id} holds shard {shard} only: its tables and rows cover that slice only")

@@ -38,8 +38,9 @@ from trusteval.metrics.stats import pairwise_ztests
 from trusteval.records import text_subject
 from trusteval.report.bulk_read import BulkLookup
 from trusteval.report.stored_run import StoredRun
+from trusteval.report.unpinned import with_unpinned_note
 from trusteval.scorers.base import ScorerInfo
-from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
+from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, addressed_to_judge, stored_validation
 from trusteval.scorers.language import script_code
 from trusteval.scorers.validation import scorer_info
 from trusteval.specs import trusteval_dataset
@@ -177,7 +178,8 @@ def read_judgements(store: Store, run: StoredRun, models: Sequence[str]) -> tupl
     grouped: dict[str, list] = {}
     for model, seed, prompt_id, category, prompt, response in rows:
         score = judged.get(text_subject(prompt, response)) if response is not None else None
-        grouped.setdefault(model, []).append((prompt_id, seed, category or "all", score, response is not None))
+        row = (prompt_id, seed, category or "all", score, response is not None, addressed_to_judge(response))
+        grouped.setdefault(model, []).append(row)
     classes = {row[3] or "all" for row in rows}
     return {model: judgements_from_rows(found) for model, found in grouped.items()}, classes
 
@@ -235,7 +237,8 @@ def build_tables(
         if resamples is not None:
             spec = spec.model_copy(update={"resamples": resamples})
         tables, metrics = _group_tables(store, group, spec, adjustment, bulk)
-        out.tables += [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
+        tables = [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
+        out.tables += with_unpinned_note(store, [run.run_id for run in group.models.values()], tables)
         if group.benchmark == "trusteval-toxicity":
             per_dataset += [DatasetTable5(group.dataset, group.condition, t) for t in tables if is_table5(t)]
         out.metrics.append({"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,

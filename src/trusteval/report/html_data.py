@@ -306,6 +306,7 @@ def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = N
     for run_id in run_ids:
         results = run_results(store, run_id)
         facts = run_facts(store, run_id)
+        _note_unpinned(doc, store, run_id)
         samples = list(run_samples(store, run_id))
         count_outcomes(facts, samples)
         doc.runs.append(facts)
@@ -319,6 +320,14 @@ def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = N
     doc.tables += combined_of_runs(store, per_run)
     keep_worst(doc, samples_limit)
     return doc
+
+
+def _note_unpinned(doc: ReportDoc, store: Store, run_id: str) -> None:
+    """A run of unpinned data is named in the page's notes, shown above everything, not only in its facts."""
+    from trusteval.report.unpinned import unpinned_note
+
+    if (note := unpinned_note(store, run_id)) and note not in doc.notes:
+        doc.notes.append(note)
 
 
 def combined_of_runs(store: Store, tables: Mapping[str, Sequence[Table]]) -> list[Table]:
@@ -356,6 +365,7 @@ def tables_doc(
             doc.notes.append(f"no figures: {reason}")
     for run_id, models in used.items():
         facts = run_facts(store, run_id)
+        _note_unpinned(doc, store, run_id)
         samples = list(run_samples(store, run_id, models))
         count_outcomes(facts, samples)
         doc.runs.append(facts)

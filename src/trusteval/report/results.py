@@ -11,6 +11,7 @@ from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Results
 from trusteval.config import stored_spec
 from trusteval.errors import UsageError
+from trusteval.report.unpinned import with_unpinned_note
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info
@@ -39,7 +40,7 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
         metrics["answers_redacted"] = redacted
     note = redacted_note(redacted, answers)
     tables = [replace(t, notes=(*t.notes, note)) for t in results.tables] if note else results.tables
-    return Results(metrics, tables, results.notes)
+    return Results(metrics, with_unpinned_note(store, [run_id], tables), results.notes)
 
 
 def redacted_note(redacted: int, answers: int) -> str | None:

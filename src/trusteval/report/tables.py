@@ -74,6 +74,8 @@ def to_csv(table: Table) -> str:
             header += [column, f"{column}_low", f"{column}_high"]
         else:
             header.append(column)
+    warning = [safe_spreadsheet_cell(table.data_warning)] if table.data_warning else []
+    header += ["data_warning"] if warning else []
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_END)
     writer.writerow([safe_spreadsheet_cell(h) for h in header])
@@ -85,7 +87,7 @@ def to_csv(table: Table) -> str:
                 out += [_plain(cell.value), _plain(cell.low), _plain(cell.high)]
             else:
                 out += [safe_spreadsheet_cell(_plain(cell))] + (["", ""] if spread else [])
-        writer.writerow(out)
+        writer.writerow(out + warning)
     return buffer.getvalue()
 
 
