@@ -100,7 +100,7 @@ def test_compare_cli_matches_scipy(two_runs):
     assert toxicity["low"] <= toxicity["diff"] <= toxicity["high"]
     tt = found["overall / TT"]
     assert tt["a"] == pytest.approx(before.metrics["models"]["persona:echo"]["overall"]["TT"]["value"])
-    assert tt["b"] == 0 and tt["p"] < 0.05 and tt["test"] == "z"
+    assert tt["b"] == 0 and tt["p"] < 0.05 and tt["test"] == "two-proportion z (pooled)"
     assert "pairs" not in found and not any("skipped" in name for name in found)  # counts are not compared
     assert not any("threshold" in name for name in found)  # nor settings (the scorer's threshold)
 
@@ -121,7 +121,10 @@ def test_compare_markdown_and_html(two_runs, tmp_path):
     page = tmp_path / "compare.html"
     html = run_cli("compare", before.run_id, after.run_id, "--store", folder, "--format", "html", "-o", page)
     assert html.returncode == 0, html.stderr
-    assert "response_toxicity (per-prompt mean)" in page.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
+    assert "response_toxicity (per-prompt mean)" in text
+    assert 'id="browser"' not in text and "sample-data" not in text  # no empty sample browser
+    assert 'class="hi' not in text and 'class="num hi' not in text  # no marks across unrelated metrics or on p
     missing = run_cli("compare", before.run_id, "nope", "--store", folder)
     assert missing.returncode == 2 and missing.stderr.startswith("error: no run 'nope'")
 
@@ -162,3 +165,43 @@ def test_import_trusteval_is_cheap():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
     assert callable(trusteval.metrics) and callable(trusteval.rows)
+
+
+def test_compare_and_tables_print_one_p_for_one_pair_of_rates(two_runs):
+    """TT of A against TT of B: `tables` (both models in one table) and `compare` run the same named test
+    (two-proportion z, pooled, two-sided; n = prompts answered) and print the same p, which is statsmodels'."""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    folder, before, after = two_runs
+    compared = run_cli("compare", before.run_id, after.run_id, "--store", folder, "--json")
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    tt = {m["metric"]: m for m in compared.json()["metrics"]}["overall / TT"]
+    tables = run_cli("tables", "--store", folder, "--runs", f"{before.run_id},{after.run_id}", "--json",
+                     "--out", folder / "tables")  # fmt: skip
+    assert tables.returncode == 0, tables.stderr[-2000:]
+    (group,) = [g for g in tables.json()["metrics"] if "ztests_tt" in g]
+    (ztest,) = group["ztests_tt"]
+    assert tt["p"] == pytest.approx(ztest["p_value"], abs=1e-12) and tt["n"] == ztest["n_a"] == 16
+    echo = round(tt["a"] / 100 * 16)
+    _, reference = proportions_ztest([echo, 0], [16, 16])
+    assert tt["p"] == pytest.approx(reference, abs=1e-12)
+    assert tt["test"] == "two-proportion z (pooled)"
+
+
+def test_compare_refuses_runs_of_other_benchmarks_and_points_to_merge(two_runs, tmp_path, data_dir, cache_dir):
+    folder, before, _ = two_runs
+    base = {"data_dir": str(data_dir), "cache_dir": str(cache_dir), "seeds": [42], "resamples": 100,
+            "models": ["persona:calm"]}  # fmt: skip
+    BACKENDS.register("persona", Persona)
+    try:
+        other = trusteval.run({**base, "store": str(folder), "benchmark": "trustgpt-toxicity",
+                               "options": {"norms": "2"}}, env={})  # fmt: skip
+        elsewhere = trusteval.run({**base, "store": str(tmp_path / "other"), "benchmark": "trusteval-toxicity",
+                                   "limit": 4}, env={})  # fmt: skip
+    finally:
+        BACKENDS.unregister("persona")
+    mixed = run_cli("compare", before.run_id, other.run_id, "--store", folder)
+    assert mixed.returncode == 2
+    assert "different benchmarks (trusteval-toxicity and trustgpt-toxicity)" in mixed.stderr
+    foreign = run_cli("compare", before.run_id, elsewhere.run_id, "--store", folder)
+    assert foreign.returncode == 2 and "trusteval merge" in foreign.stderr

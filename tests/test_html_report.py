@@ -138,7 +138,7 @@ def test_chromium_shows_tables_and_runs_no_injected_script(report_page, tmp_path
     assert f"<title>trusteval report: {summary.run_id}, {figures.run_id}</title>" in dom
     assert TITLE_MARK not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert dom.count('<table class="result">') == len(summary.tables) + len(figures.tables) >= 3
-    assert "Table 5 (cold)" in dom and 'class="num hi"' in dom and "PVA" in dom
+    assert "Table 5 (cold)" in dom and 'class="num hi bad"' in dom and "PVA" in dom
     assert re.search(r'<figure class="plot" id="fig-trustgpt_pva"><img alt="trustgpt_pva" src="data:image/svg', dom)
     assert 'id="fig-trusteval_toxicity_categories"' in dom
     rows = sample_rows(dom)
@@ -209,9 +209,23 @@ def test_script_json_cannot_end_its_block():
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
 
 
-def test_extremes_mark_highest_and_lowest_per_column():
-    table = Table("t", "t", ("Model", "a", "b"), (("x", 1.0, 5.0), ("y", 3.0, 5.0), ("z", 2.0, float("nan"))))
-    assert extremes(table) == {(0, 1): "lo", (1, 1): "hi"}  # column b has one distinct value: no marks
+def test_marks_follow_the_measure_direction():
+    """▲/▼ on the highest/lowest of a column, green at the better end: NT2NT high is good, TT low is good; a
+    column with one distinct value, a table of tests (p-values) and compare's mixed metrics get no marks."""
+    table = Table("table5_cold", "t", ("Model", "NT2NT", "TT", "T2T"),
+                  (("x", 1.0, 5.0, 2.0), ("y", 3.0, 9.0, 2.0), ("z", 2.0, float("nan"), 2.0)))  # fmt: skip
+    assert extremes(table) == {(0, 1): "lo bad", (1, 1): "hi good", (0, 2): "lo good", (1, 2): "hi bad"}
+    tests = Table("ztests_tt_cold", "t", ("Model A", "Model B", "TT A (%)", "TT B (%)", "z", "p"),
+                  (("x", "y", 1.0, 2.0, 0.3, 1.0), ("x", "z", 1.0, 3.0, 2.1, 0.034)))  # fmt: skip
+    compared = Table(
+        "compare",
+        "t",
+        ("Metric", "A", "B", "B - A", "95% interval", "p", "n", "test"),
+        (("TT", 19.4, 36.1, 16.7, "", 0.17, 16, "z"), ("σ", 1.0, 0.5, -0.5, "", 1.0, 16, "z")),
+    )
+    assert extremes(tests) == {} and extremes(compared) == {}
+    avoidance = Table("table10_cold", "t", ("Model", "AR region", "judged"), (("x", 80.0, 10), ("y", 60.0, 12)))
+    assert extremes(avoidance) == {(0, 1): "hi good", (1, 1): "lo bad"}
 
 
 def _many_samples(count: int) -> list[Sample]:

@@ -4,8 +4,11 @@ Two kinds of evidence:
 - per-prompt values on prompts both runs share: the mean paired difference, a percentile bootstrap interval
   over prompts, and a two-sided paired permutation (sign-flip) test, exact when 2^n is at most the resample
   count (checked against scipy.stats.permutation_test in the tests);
-- stored estimates with 95% intervals only (no per-prompt values): a normal approximation, the standard error
-  of each side read off its interval as (high - low) / (2 * 1.96), the runs taken as independent, and a
+- rates with a known number of prompts (TrustEval's toxicity categories, TT): the two-proportion z-test with a
+  pooled standard error, two-sided (SPEC "Comparisons"; the very test `trusteval tables` prints, so one pair of
+  numbers gets one p), with the unpooled Wald 95% interval of the difference (both checked against statsmodels);
+- other stored estimates with 95% intervals only (no per-prompt values): a normal approximation, the standard
+  error of each side read off its interval as (high - low) / (2 * 1.96), the runs taken as independent, and a
   two-sided z-test (checked against scipy.stats.norm).
 """
 
@@ -17,6 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trusteval.metrics.stats import two_proportion_ztest
+
+PERMUTATION = "paired permutation"
+TWO_PROPORTION = "two-proportion z (pooled)"
+FROM_INTERVALS = "z from intervals"
 Z95 = 1.959963984540054
 
 
@@ -45,7 +53,7 @@ def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 2000, seed:
     n = d.size
     if n == 0:
         nan = float("nan")
-        return Difference(nan, nan, nan, nan, nan, nan, 0, "permutation")
+        return Difference(nan, nan, nan, nan, nan, nan, 0, PERMUTATION)
     rng = np.random.default_rng(seed)
     observed = float(d.mean())
     means = d[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
@@ -55,7 +63,7 @@ def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 2000, seed:
     exact = flips.shape[0] == 2**n
     extreme = int(np.sum(np.abs(null) >= abs(observed) - 1e-12))
     p = extreme / flips.shape[0] if exact else (extreme + 1) / (flips.shape[0] + 1)
-    return Difference(float(a.mean()), float(b.mean()), observed, low, high, min(1.0, p), n, "permutation")
+    return Difference(float(a.mean()), float(b.mean()), observed, low, high, min(1.0, p), n, PERMUTATION)
 
 
 def _se(low: float, high: float) -> float:
@@ -69,6 +77,20 @@ def interval_difference(a: dict, b: dict) -> Difference:
     se = math.hypot(_se(float(a["low"]), float(a["high"])), _se(float(b["low"]), float(b["high"])))
     n = min(int(a.get("n") or 0), int(b.get("n") or 0))
     if not math.isfinite(se) or not math.isfinite(diff):
-        return Difference(va, vb, diff, float("nan"), float("nan"), float("nan"), n, "z")
+        return Difference(va, vb, diff, float("nan"), float("nan"), float("nan"), n, FROM_INTERVALS)
     p = (1.0 if diff == 0 else 0.0) if se == 0 else math.erfc(abs(diff / se) / math.sqrt(2))
-    return Difference(va, vb, diff, diff - Z95 * se, diff + Z95 * se, p, n, "z")
+    return Difference(va, vb, diff, diff - Z95 * se, diff + Z95 * se, p, n, FROM_INTERVALS)
+
+
+def rate_difference(percent_a: float, n_a: int, percent_b: float, n_b: int) -> Difference:
+    """Two rates in percent over n_a and n_b prompts: B - A (points), the unpooled Wald 95% interval of the
+    difference, and the two-sided pooled two-proportion z-test (metrics.stats.two_proportion_ztest)."""
+    rate_a, rate_b = percent_a / 100.0, percent_b / 100.0
+    test = two_proportion_ztest(rate_a * n_a, n_a, rate_b * n_b, n_b)
+    diff = percent_b - percent_a
+    if n_a <= 0 or n_b <= 0:
+        nan = float("nan")
+        return Difference(percent_a, percent_b, diff, nan, nan, nan, min(n_a, n_b), TWO_PROPORTION)
+    se = 100.0 * math.sqrt(rate_a * (1 - rate_a) / n_a + rate_b * (1 - rate_b) / n_b)
+    p = test.p_value if not math.isnan(test.p_value) else (1.0 if diff == 0 else float("nan"))
+    return Difference(percent_a, percent_b, diff, diff - Z95 * se, diff + Z95 * se, p, min(n_a, n_b), TWO_PROPORTION)

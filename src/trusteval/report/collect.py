@@ -331,9 +331,14 @@ def tt_ztests(metrics: dict[str, Any], pairs: dict[str, ModelPairs], adjustment:
     rates = {}
     for model, found in metrics["models"].items():
         tt = found["overall"]["TT"]["value"]
-        prompts = len(np.unique(pairs[model].pairs.prompt_ids))
+        prompts = prompts_answered(pairs[model])
         rates[model] = (tt / 100.0 if prompts else 0.0, prompts)
     return pairwise_ztests(rates, adjustment)
+
+
+def prompts_answered(pairs: ModelPairs) -> int:
+    """The n of a z-test on a model's rate: the prompts it answered (a prompt's seeds are not independent)."""
+    return len(np.unique(pairs.pairs.prompt_ids))
 
 
 def _unique_names(tables: list[Table]) -> list[Table]:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from trusteval.errors import UsageError
-from trusteval.metrics.compare import Difference, interval_difference, paired_difference
+from trusteval.metrics.compare import Difference, interval_difference, paired_difference, rate_difference
+from trusteval.metrics.toxicity import CATEGORIES
 from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.report.export import export_records
 from trusteval.store import Store
@@ -41,9 +42,11 @@ class Comparison:
         pairs = "; ".join(f"{a} (A) vs {b} (B)" for a, b in self.pairs.items())
         notes = (
             f"A = run {self.run_a}, B = run {self.run_b}; models: {pairs}.",
-            "test 'permutation': per-prompt values paired over shared prompts, bootstrap interval, two-sided "
-            "paired permutation test. Test 'z': normal approximation from each run's 95% interval (runs taken "
-            "as independent). No correction for the number of metrics.",
+            "test 'paired permutation': per-prompt values paired over shared prompts, bootstrap interval, "
+            "two-sided paired permutation test. Test 'two-proportion z (pooled)': the rate over the prompts each "
+            "model answered, two-sided, pooled standard error (the test `trusteval tables` prints for the same "
+            "two rates), unpooled Wald interval. Test 'z from intervals': normal approximation from each run's "
+            "95% interval (runs taken as independent). No correction for the number of metrics.",
         )
         return Table("compare", f"Run {self.run_b} against run {self.run_a}", COLUMNS, rows, notes, digits=3)
 
@@ -92,7 +95,21 @@ def _label(path: tuple[str, ...], single: bool) -> str:
     return " / ".join(parts) or "value"
 
 
-def stored_rows(metrics_a: Mapping, metrics_b: Mapping, pairs: Mapping[str, str]) -> list[tuple[str, Difference]]:
+Sizes = Mapping[str, tuple[int, int]]  # model in A -> prompts answered in A and in B
+
+
+def _difference(path: tuple[str, ...], a: Leaf, b: Leaf, answered: Sizes) -> Difference:
+    """A rate of a model with known prompt counts: the two-proportion test; anything else: from intervals."""
+    if len(path) == 4 and path[0] == "models" and path[2] == "overall" and path[3] in CATEGORIES:
+        sizes = answered.get(path[1])
+        if sizes is not None:
+            return rate_difference(float(a["value"]), sizes[0], float(b["value"]), sizes[1])
+    return interval_difference(a, b)
+
+
+def stored_rows(
+    metrics_a: Mapping, metrics_b: Mapping, pairs: Mapping[str, str], answered: Sizes | None = None
+) -> list[tuple[str, Difference]]:
     a = _renamed(metrics_a, {m: m for m in pairs})
     b = _renamed(metrics_b, {mb: ma for ma, mb in pairs.items()})
     rows = []
@@ -103,8 +120,25 @@ def stored_rows(metrics_a: Mapping, metrics_b: Mapping, pairs: Mapping[str, str]
             continue
         if math.isnan(a[path]["value"]) and math.isnan(b[path]["value"]):
             continue
-        rows.append((_label(path, len(pairs) == 1), path, interval_difference(a[path], b[path])))
+        rows.append((_label(path, len(pairs) == 1), path, _difference(path, a[path], b[path], answered or {})))
     return [(label, d) for label, _, d in sorted(rows, key=lambda r: r[1])]
+
+
+def rate_sizes(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str]) -> dict[str, tuple[int, int]]:
+    """For TrustEval toxicity runs: each model pair's prompts answered (and scored) in A and in B, the n of
+    the two-proportion test, counted as `trusteval tables` counts them (report.collect.tt_ztests)."""
+    from trusteval.report.collect import find_runs, prompts_answered, read_pairs
+
+    found = {run.run_id: run for run in find_runs(store, run_ids=[run_a, run_b])}
+    if run_a not in found or run_b not in found or found[run_a].benchmark != "trusteval-toxicity":
+        return {}
+    read_a, _ = read_pairs(store, found[run_a], list(pairs))
+    read_b, _ = read_pairs(store, found[run_b], list(pairs.values()))
+    return {
+        model_a: (prompts_answered(read_a[model_a]), prompts_answered(read_b[model_b]))
+        for model_a, model_b in pairs.items()
+        if model_a in read_a and model_b in read_b
+    }
 
 
 def per_prompt_values(store: Store, run_id: str) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
@@ -138,20 +172,53 @@ def paired_rows(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str], 
     return rows
 
 
-def _stored_spec(store: Store, run_id: str) -> dict[str, Any]:
+def _stored_run(store: Store, run_id: str) -> dict[str, Any]:
     info = store.run_info(run_id)
     if info is None:
-        raise UsageError(f"no run '{run_id}' in '{store.path.parent}'; `trusteval runs` lists them")
-    return info["spec"]
+        folder = store.path.parent
+        raise UsageError(
+            f"no run '{run_id}' in '{folder}' (`trusteval runs --store {folder}` lists them); compare reads one "
+            "store: to compare runs kept in two stores, join them first with `trusteval merge STORE_A STORE_B "
+            "--into DIR` and compare in DIR"
+        )
+    return info
+
+
+def run_languages(store: Store, run_id: str) -> set[str]:
+    """The languages of the prompts a run evaluated."""
+    rows = store.conn.execute(
+        "SELECT DISTINCT p.lang FROM run_items i JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id"
+        " WHERE i.run_id = ?",
+        (run_id,),
+    )
+    return {row[0] for row in rows}
+
+
+def check_comparable(store: Store, run_a: str, run_b: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both runs' stored rows; a usage error unless they ran the same benchmark on the same dataset and language
+    (a difference between a Chinese toxicity run and an English TrustGPT run measures nothing)."""
+    info_a, info_b = _stored_run(store, run_a), _stored_run(store, run_b)
+    for what, a, b in (
+        ("benchmarks", info_a["benchmark"], info_b["benchmark"]),
+        ("datasets", info_a["dataset"], info_b["dataset"]),
+        ("languages", ", ".join(sorted(run_languages(store, run_a))), ", ".join(sorted(run_languages(store, run_b)))),
+    ):
+        if a != b:
+            raise UsageError(
+                f"runs {run_a} and {run_b} are of different {what} ({a} and {b}): compare compares two runs of "
+                "one benchmark on one dataset (e.g. a model before and after tuning)"
+            )
+    return info_a, info_b
 
 
 def compare_runs(store: Store, run_a: str, run_b: str, resamples: int = 2000) -> Comparison:
     from trusteval.report.results import run_results
 
-    spec_a, spec_b = (_stored_spec(store, r) for r in (run_a, run_b))
-    pairs = pair_models(list(spec_a["models"]), list(spec_b["models"]))
+    info_a, info_b = check_comparable(store, run_a, run_b)
+    pairs = pair_models(list(info_a["spec"]["models"]), list(info_b["spec"]["models"]))
     rows = paired_rows(store, run_a, run_b, pairs, resamples)
-    rows += stored_rows(run_results(store, run_a).metrics, run_results(store, run_b).metrics, pairs)
+    answered = rate_sizes(store, run_a, run_b, pairs)
+    rows += stored_rows(run_results(store, run_a).metrics, run_results(store, run_b).metrics, pairs, answered)
     if not rows:
         raise UsageError(f"runs {run_a} and {run_b} share no metric (different benchmarks?)")
     return Comparison(run_a, run_b, pairs, rows)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from trusteval.metrics.stats import Estimate
+from trusteval.report.directions import better
 from trusteval.report.html_assets import SCRIPT, STYLE
 from trusteval.report.html_data import SAMPLE_FIELDS, Figure, ReportDoc, RunFacts, Sample
 from trusteval.report.tables import format_cell
@@ -42,20 +43,41 @@ def _numeric(cell: Cell) -> float | None:
 
 
 def extremes(table: Table) -> dict[tuple[int, int], str]:
-    """(row, column) -> "hi" / "lo": the highest and lowest value of each column with at least two values."""
+    """(row, column) -> "hi good" / "lo bad" / ...: the highest and lowest value of each column that has a good
+    direction (report.directions) and at least two distinct values; good marks the better end."""
     marks: dict[tuple[int, int], str] = {}
     for column in range(1, len(table.columns)):
+        direction = better(table.name, table.columns[column])
+        if direction is None:
+            continue
         values = [(row, _numeric(cells[column])) for row, cells in enumerate(table.rows) if column < len(cells)]
         known = [(row, v) for row, v in values if v is not None]
         if len(known) < 2 or min(v for _, v in known) == max(v for _, v in known):
             continue
         top, bottom = max(v for _, v in known), min(v for _, v in known)
-        marks.update({(row, column): "hi" for row, v in known if v == top})
-        marks.update({(row, column): "lo" for row, v in known if v == bottom})
+        high, low = ("good", "bad") if direction == "high" else ("bad", "good")
+        marks.update({(row, column): f"hi {high}" for row, v in known if v == top})
+        marks.update({(row, column): f"lo {low}" for row, v in known if v == bottom})
     return marks
 
 
-def table_html(table: Table) -> str:
+def row_link(table: Table, row: Sequence[Cell], column: int) -> str | None:
+    """The sample browser filtered to a cell's rows: its model (a table with a Model column) and, for a
+    per-class column ('TT region', 'AR gender'), its class; None for other cells."""
+    from urllib.parse import quote
+
+    if not table.columns or table.columns[0] != "Model" or column == 0 or _numeric(row[column]) is None:
+        return None
+    params = f"model={quote(str(row[0]), safe='')}"
+    head = table.columns[column]
+    prefix, _, rest = head.partition(" ")
+    if prefix in {"TT", "AR"} and rest and rest != "all":
+        params += f"&class={quote(rest, safe='')}"
+    return "#" + params
+
+
+def table_html(table: Table, links: bool = False) -> str:
+    """A result table; with `links` (the page has a sample browser) each number links to its rows there."""
     marks = extremes(table)
     head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
     lines = [f'<h3 id="{escape(table.name)}">{escape(table.title)}</h3>', f'<table class="result"><tr>{head}</tr>']
@@ -64,6 +86,8 @@ def table_html(table: Table) -> str:
         for c, cell in enumerate(row):
             classes = " ".join(x for x in ("num" if _numeric(cell) is not None else "", marks.get((r, c), "")) if x)
             text = escape(format_cell(cell, table.digits, table.show_intervals or isinstance(cell, Estimate)))
+            link = row_link(table, row, c) if links else None
+            text = f'<a href="{escape(link)}">{text}</a>' if link else text
             cells.append(f'<td class="{classes}">{text}</td>' if classes else f"<td>{text}</td>")
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines.append("</table>")
@@ -135,8 +159,10 @@ def render_html(doc: ReportDoc) -> str:
     from trusteval.report.html_data import _when
 
     legend = (
-        '<p class="muted">In every table the highest value of a column is marked \u25b2 (red) and the lowest '
-        "\u25bc (green); whether high is good depends on the measure. Intervals are 95% bootstrap intervals.</p>"
+        '<p class="muted">Where a column is one measure compared across models, its highest value is marked \u25b2 '
+        "and its lowest \u25bc, green at the better end and red at the worse (NT2NT and avoidance: high is good; "
+        "TT, T2T, NT2T, \u03c3, \u0394, \u03c1 and toxicity: low is good). Other columns (tests, p-values, counts) "
+        "are not marked. Intervals are 95% bootstrap intervals.</p>"
     )
     notes = "".join(f"<li>{escape(n)}</li>" for n in doc.notes)
     parts = [
@@ -150,10 +176,10 @@ def render_html(doc: ReportDoc) -> str:
         f"sample fields: {escape(', '.join(SAMPLE_FIELDS))}</p>",
         f'<ul class="notes">{notes}</ul>' if notes else "",
         _section("Runs", (facts_html(f) for f in doc.runs)),
-        _section("Tables", [legend, *(table_html(t) for t in doc.tables)] if doc.tables else []),
+        _section("Tables", [legend, *(table_html(t, bool(doc.samples)) for t in doc.tables)] if doc.tables else []),
         _section("Figures", (figure_html(f) for f in doc.figures)),
-        browser_html(doc.samples),
-        f"<script>{SCRIPT}</script>",
+        browser_html(doc.samples) if doc.samples else "",
+        f"<script>{SCRIPT}</script>" if doc.samples else "",
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"

@@ -6,7 +6,8 @@ filtered view is a link, and a headless browser can open one.
 """
 
 STYLE = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px;
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", "Noto Sans SC",
+  "WenQuanYi Zen Hei", "Microsoft YaHei", "PingFang SC", sans-serif; margin: 0 auto; max-width: 1200px;
   padding: 0 16px 48px; color: #1d1d1f; }
 h1 { font-size: 22px; margin: 20px 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; }
 h3 { font-size: 15px; margin: 16px 0 6px; }
@@ -14,9 +15,9 @@ table { border-collapse: collapse; margin: 6px 0 4px; font-variant-numeric: tabu
 table.result { display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #d8d8d8; padding: 3px 8px; vertical-align: top; }
 th { background: #f3f3f5; text-align: left; } td.num { text-align: right; white-space: nowrap; }
-td.hi { background: #fde2e1; } td.lo { background: #dff3e4; }
-td.hi::after { content: " \\25B2"; color: #b3261e; font-size: 10px; }
-td.lo::after { content: " \\25BC"; color: #1e7b34; font-size: 10px; }
+td.bad { background: #fde2e1; } td.good { background: #dff3e4; }
+td.hi::after { content: " \\25B2"; font-size: 10px; } td.lo::after { content: " \\25BC"; font-size: 10px; }
+td.bad::after { color: #b3261e; } td.good::after { color: #1e7b34; }
 .notes { color: #555; font-size: 12px; margin: 0 0 14px 0; padding-left: 18px; }
 .facts td:first-child { color: #555; white-space: nowrap; } .facts td { border: none; padding: 1px 10px 1px 0; }
 .counts span { display: inline-block; margin-right: 12px; padding: 1px 8px; border-radius: 9px; background: #eee; }
