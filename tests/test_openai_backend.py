@@ -158,6 +158,10 @@ def test_remote_server_with_key_and_keyless_option_are_created():
         "model": "openai:gpt-4o-mini",
         "host": "api.openai.com",
         "concurrency": 8,
+        "sampling": {
+            "sent": ["temperature", "top_p", "max_tokens", "seed", "n", "presence_penalty", "frequency_penalty"],
+            "server_defaults": ["top_k", "min_p", "repetition_penalty"],
+        },
     }
     assert FAKE_KEY not in repr(backend.config)
     keyless = create(ModelSpec.parse("openai:m?base_url=http://10.0.0.5:8000/v1&api_key_env="), BackendSettings())
@@ -225,8 +229,39 @@ def test_request_body_and_headers_carry_the_parameters():
         "top_p": 0.8,
         "max_tokens": 21,
         "seed": 42,
+        "n": 1,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
     }
     assert "authorization" not in seen.headers  # loopback and no key in the environment: no header
+
+
+def test_neutral_sampling_sends_the_server_extensions_switched_off_and_is_part_of_the_identity():
+    """sampling=neutral: top_k, min_p, repetition_penalty sent at their off values (how the hf backend samples);
+    without it they are left to the server, and describe() and the run's note say so."""
+    from trusteval.models import model_identity
+    from trusteval.pipeline.prepare import sampling_notes
+
+    params = GenerationParams(temperature=0.7, top_p=0.9, max_new_tokens=8)
+    request = Request.build("openai:test", (("user", "Hi"),), params, 7)
+    with ScriptedOpenAIServer([Reply(), Reply()]) as server:
+        neutral = backend_for(server.base_url, "sampling=neutral", model="m")
+        standard = backend_for(server.base_url, model="m")
+        described = (neutral.describe()["sampling"], standard.describe()["sampling"])
+        run(neutral, [request])
+        run(standard, [request])
+    sent_neutral, sent_standard = (seen.json() for seen in server.seen)
+    assert {k: sent_neutral[k] for k in ("top_k", "min_p", "repetition_penalty")} == {
+        "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}  # fmt: skip
+    assert sent_neutral.keys() - sent_standard.keys() == {"top_k", "min_p", "repetition_penalty"}
+    assert (sent_standard["temperature"], sent_standard["top_p"], sent_standard["max_tokens"]) == (0.7, 0.9, 8)
+    assert described[0]["server_defaults"] == [] and described[1]["server_defaults"] == [
+        "top_k", "min_p", "repetition_penalty"]  # fmt: skip
+    url = "http://127.0.0.1:8000/v1"
+    assert model_identity(f"openai:m?base_url={url}&sampling=neutral") == "openai:m?sampling=neutral"
+    assert model_identity(f"openai:m?base_url={url}") == "openai:m"
+    [note] = sampling_notes([f"openai:m?base_url={url}", f"openai:m?base_url={url}&sampling=neutral", "default"])
+    assert note.startswith("openai:m?base_url=...: top_k, min_p and repetition_penalty are not sent")
 
 
 def test_a_key_in_the_environment_is_sent_as_bearer_token():

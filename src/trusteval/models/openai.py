@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -57,11 +57,18 @@ __all__ = ["OpenAIBackend", "backoff_delay", "create", "is_loopback", "parse_ret
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 KNOWN_OPTIONS = frozenset(
-    {"base_url", "api_key_env", "timeout", "concurrency", "max_retries", "backoff_base", "backoff_max"}
+    {"base_url", "api_key_env", "timeout", "concurrency", "max_retries", "backoff_base", "backoff_max", "sampling"}
 )
-# Every option changes how requests are sent, not what is asked: the identity is `openai:<model>`, so moving a
-# server to another URL or raising concurrency reuses stored answers and keeps the run id.
-OPERATIONAL_OPTIONS = KNOWN_OPTIONS
+# Every option but `sampling` changes how requests are sent, not what is asked: the identity is
+# `openai:<model>` (plus `sampling=neutral` when given), so moving a server to another URL or raising
+# concurrency reuses stored answers and keeps the run id.
+OPERATIONAL_OPTIONS = KNOWN_OPTIONS - {"sampling"}
+# What every request sends besides the run's temperature, top_p, max_new_tokens and seed: the OpenAI API's
+# own sampling knobs at their neutral values, so no server default can change them.
+STANDARD_SAMPLING: dict[str, Any] = {"n": 1, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+# Knobs outside the OpenAI API (vLLM and SGLang read them; hosted APIs refuse them): sent only with
+# `sampling=neutral`, at the values that turn them off, which is how the hf and llamacpp backends sample.
+NEUTRAL_EXTRAS: dict[str, Any] = {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 # Statuses that say the replica itself is failing (not the request, not a rate limit): its requests fail over.
 REPLICA_FAULT_STATUSES = frozenset({500, 502, 503, 504})
@@ -95,6 +102,7 @@ class OpenAIConfig:
     max_retries: int
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
+    sampling: str = "standard"
 
     @property
     def base_url(self) -> str:
@@ -177,7 +185,9 @@ def connection_failure(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def chat_payload(model: str, request: Request) -> dict[str, Any]:
+def chat_payload(model: str, request: Request, sampling: str = "standard") -> dict[str, Any]:
+    """The request body: every sampling parameter trusteval controls, and with `sampling=neutral` the server
+    extensions (top_k, min_p, repetition_penalty) switched off."""
     return {
         "model": model,
         "messages": request.chat(),
@@ -185,7 +195,30 @@ def chat_payload(model: str, request: Request) -> dict[str, Any]:
         "top_p": request.params.top_p,
         "max_tokens": request.params.max_new_tokens,
         "seed": request.seed,
+        **STANDARD_SAMPLING,
+        **(NEUTRAL_EXTRAS if sampling == "neutral" else {}),
     }
+
+
+def sampling_settings(sampling: str) -> dict[str, Any]:
+    """What the model's sampling is made of: sent (with values) and left to the server."""
+    if sampling == "neutral":
+        return {"sent": ["temperature", "top_p", "max_tokens", "seed", *STANDARD_SAMPLING, *NEUTRAL_EXTRAS],
+                "server_defaults": []}  # fmt: skip
+    return {"sent": ["temperature", "top_p", "max_tokens", "seed", *STANDARD_SAMPLING],
+            "server_defaults": list(NEUTRAL_EXTRAS)}  # fmt: skip
+
+
+def sampling_note(spec: ModelSpec) -> str | None:
+    """The run note for a model whose top_k, min_p and repetition_penalty are the server's (no sampling=neutral)."""
+    if spec.options.get("sampling", "standard") == "neutral":
+        return None
+    return (
+        f"{spec.shown}: top_k, min_p and repetition_penalty are not sent (not in the OpenAI API): the server's "
+        "defaults apply (vLLM without --generation-config vllm takes them from the model's generation_config.json, "
+        "which the hf and llamacpp backends do not); add ?sampling=neutral to send top_k=-1, min_p=0, "
+        "repetition_penalty=1 (vLLM, SGLang; hosted APIs refuse them)"
+    )
 
 
 class OpenAIBackend:
@@ -231,6 +264,7 @@ class OpenAIBackend:
             "model": self.spec.identity,
             "host": self.config.host,
             "concurrency": self.config.concurrency,
+            "sampling": sampling_settings(self.config.sampling),
         }
         if self.pool.size > 1:
             described["replicas"] = self.pool.size
@@ -253,7 +287,7 @@ class OpenAIBackend:
         """Send until answered. A replica fault moves the request at once to a live replica it has not failed on
         (a failover); anything else retryable, or a fault with nowhere to go, waits out the backoff, up to
         max_retries. The count returned is retries and failovers: every attempt beyond the first."""
-        payload = chat_payload(self.config.model, request)
+        payload = chat_payload(self.config.model, request, self.config.sampling)
         retries = failovers = 0
         failed_on: set[Replica] = set()
         while True:
@@ -412,6 +446,11 @@ class Options(PluginOptions):
     )
     backoff_base: float = Field(0.5, ge=0, description="first retry delay in seconds, doubled per retry")
     backoff_max: float = Field(30.0, ge=0, description="longest retry delay in seconds")
+    sampling: Literal["standard", "neutral"] = Field(
+        "standard",
+        description="neutral: also send top_k=-1, min_p=0, repetition_penalty=1 (vLLM, SGLang), as the hf backend "
+        "samples; standard: only OpenAI API parameters, the rest is the server's default (part of the identity)",
+    )
 
 
 def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
@@ -435,6 +474,7 @@ def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
         max_retries=settings.max_retries if options.max_retries is None else options.max_retries,
         backoff_base_s=options.backoff_base,
         backoff_max_s=options.backoff_max,
+        sampling=options.sampling,
     )
 
 

@@ -42,10 +42,25 @@ def scorer_context(spec: RunSpec, env: Mapping[str, str]) -> ScorerContext:
 
 
 def planned(benchmark: Benchmark, spec: RunSpec) -> Plan:
-    """The benchmark's plan, with a note for every data file used although it does not match its pin."""
+    """The benchmark's plan, with a note for every data file used although it does not match its pin and for
+    every model whose server chooses part of its sampling."""
     data = data_context(spec)
     plan = benchmark.plan(data)
-    return replace(plan, notes=plan.notes + tuple(data.unpinned)) if data.unpinned else plan
+    notes = (*data.unpinned, *sampling_notes(spec.models))
+    return replace(plan, notes=plan.notes + notes) if notes else plan
+
+
+def sampling_notes(models: Sequence[str]) -> list[str]:
+    """openai models without sampling=neutral: top_k, min_p, repetition_penalty are the server's (a run note)."""
+    found = []
+    for raw in models:
+        spec = ModelSpec.parse(raw)
+        if spec.backend == "openai":  # imported only then: httpx is the api extra's
+            from trusteval.models.openai import sampling_note
+
+            note = sampling_note(spec)
+            found += [note] if note else []
+    return found
 
 
 def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
@@ -92,7 +107,7 @@ def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: 
             scorer, record = next(iter(refused.items()))
             raise UsageError(
                 f"--require-valid-scorer: toxicity scorer {scorer} " + describe(record)
-                + "; nothing was run"
+                + label_free_note(spec, record) + "; nothing was run"
             )  # fmt: skip
     warnings = tuple(
         f"toxicity scorer {scorer} is judged invalid " + describe(record)
@@ -102,6 +117,19 @@ def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: 
     for line in warnings:
         print(f"warning: {one_line(line)}", file=sys.stderr)
     return warnings
+
+
+def label_free_note(spec: RunSpec, record: Mapping | None) -> str:
+    """Why no verdict can exist for a TrustGPT run: its prompts are SOCIAL-CHEM-101 norms, with no toxicity
+    labels to validate a scorer against."""
+    if record is not None or not spec.benchmark.startswith("trustgpt-"):
+        return ""
+    return (
+        f". {spec.benchmark}'s data (SOCIAL-CHEM-101 norms) carries no toxicity labels, so no scorer can be "
+        "validated on it and this flag can never pass here: validate the scorer on labelled data of the same "
+        "language (e.g. `trusteval scorers validate --scorer SPEC --dataset toxicspans`) and run without "
+        "--require-valid-scorer"
+    )
 
 
 def _existing_store(folder: Path) -> Store | None:
