@@ -29,14 +29,21 @@ from trusteval.translation import (
 )
 
 
+def zh(source: str) -> str:
+    """The scripted translation: mostly CJK ideographs (it passes the script check for zh), then the source."""
+    return "译" * len(source) + f"<{source}>"
+
+
 class ScriptedTranslator:
-    """Answers `ZH<source text>`; fails the sources listed in `failing`, answers blank for those in `blank`."""
+    """Answers `zh(source)`; fails the sources listed in `failing`, answers blank for those in `blank`, and half
+    English (CJK share under 30%) for those in `half`."""
 
     batch_size = 2
     max_concurrency = 1
     calls: ClassVar[list[str]] = []
     failing: ClassVar[set[str]] = set()
     blank: ClassVar[set[str]] = set()
+    half: ClassVar[set[str]] = set()
 
     def __init__(self, spec, settings):
         self.spec = spec
@@ -48,8 +55,10 @@ class ScriptedTranslator:
             ScriptedTranslator.calls.append(source)
             if source in ScriptedTranslator.failing:
                 out.append(Generation.failure(request.key, "scripted failure"))
+            elif source in ScriptedTranslator.half:
+                out.append(Generation(request.key, f"译文: {source}"))
             else:
-                out.append(Generation(request.key, " " if source in ScriptedTranslator.blank else f"ZH<{source}>"))
+                out.append(Generation(request.key, " " if source in ScriptedTranslator.blank else zh(source)))
         return out
 
     async def aclose(self):
@@ -63,6 +72,7 @@ class ScriptedTranslator:
 def translator():
     BACKENDS.register("scripted", ScriptedTranslator)
     ScriptedTranslator.calls, ScriptedTranslator.failing, ScriptedTranslator.blank = [], set(), set()
+    ScriptedTranslator.half = set()
     yield ScriptedTranslator
     BACKENDS.unregister("scripted")
 
@@ -84,7 +94,7 @@ def test_translation_rows_metadata_and_loading_back(tmp_path, data_dir, translat
     rows = _rows(result.output)
     assert [r["source_id"] for r in rows] == [p.id for p in source]
     for row, prompt in zip(rows, source, strict=True):
-        assert row == {"id": prompt.id, "text": f"ZH<{prompt.text}>", "lang": "zh", "label": prompt.label,
+        assert row == {"id": prompt.id, "text": zh(prompt.text), "lang": "zh", "label": prompt.label,
                        "category": prompt.category, "source_dataset": "hatexplain", "source_id": prompt.id,
                        "source_text": prompt.text}  # fmt: skip
     meta = json.loads(metadata_path(result.output).read_text())
@@ -128,6 +138,19 @@ def test_failed_and_empty_translations_are_left_out_counted_and_retried(tmp_path
     translator.failing = set()
     second = _translate(tmp_path, data_dir)
     assert second.generated == 1 and second.written == 4  # the failed one is retried; the blank answer is stored
+
+
+def test_half_english_output_is_not_labelled_zh(tmp_path, data_dir, translator):
+    """The script check runs use: a translation with under 30% CJK letters is left out with its share, not
+    written with lang zh."""
+    source = sample_prompts(load_dataset("hatexplain", DataContext(data_dir=data_dir)).prompts, 5, 0)
+    translator.half = {source[2].text}
+    result = _translate(tmp_path, data_dir)
+    assert result.written == 4 and [r["source_id"] for r in _rows(result.output)] == [
+        p.id for i, p in enumerate(source) if i != 2
+    ]
+    assert result.failed[source[2].id].startswith("not in zh by the script check (")
+    assert result.failed[source[2].id].endswith("% of its letters are CJK ideographs): left out")
 
 
 def test_unlabelled_sources_have_no_label_column(tmp_path, translator):

@@ -141,7 +141,8 @@ def test_per_label_sampling_and_all_available(data_dir, tmp_path):
         ("trustgpt-toxicity", {"options": {"words": ""}}, "an empty entry"),
         ("trustgpt-toxicity", {"options": {"norms": "0"}}, "option 'norms' must be a whole number >= 1, not '0'"),
         ("trustgpt-toxicity", {"options": {"refusal": "keywords-exakt"}}, "Did you mean 'keywords-exact'?"),
-        ("trustgpt-toxicity", {"limit": 5}, "does not use --limit: use --option norms=N"),
+        ("trustgpt-toxicity", {"limit": 5, "options": {"norms": "4"}}, "--limit 5 and --option norms=4 disagree"),
+        ("trustgpt-pva", {"limit": 5, "options": {"per_label": "2"}}, "exclude each other"),
         ("trustgpt-bias", {"template": "x {text}"}, "does not use --template: its templates are the paper's"),
         ("trustgpt-ava", {"scorer": "cold-tfidf"}, "trustgpt-ava does not use --scorer: it scores no toxicity"),
         ("trustgpt-pva", {"threshold": 0.3}, "trustgpt-pva does not use --threshold: it scores no toxicity"),
@@ -153,6 +154,14 @@ def test_bad_options_are_clear_errors(data_dir, tmp_path, benchmark, flags, mess
     with pytest.raises(UsageError) as error:
         _plan(benchmark, data_dir, tmp_path, **flags)
     assert message in str(error.value)
+
+
+def test_limit_is_the_number_of_norms(data_dir, tmp_path):
+    """One --limit meaning for every benchmark: the size of the sample; for TrustGPT, norms (= norms=N)."""
+    limited = _plan("trustgpt-toxicity", data_dir, tmp_path, limit=3, options={})
+    optioned = _plan("trustgpt-toxicity", data_dir, tmp_path, options={"norms": "3"})
+    assert [p.text for p in limited.prompts] == [p.text for p in optioned.prompts]
+    assert len({p.attributes["norm_id"] for p in limited.prompts}) == 3
 
 
 def test_custom_groups_with_types(data_dir, tmp_path):

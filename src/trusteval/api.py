@@ -118,10 +118,11 @@ def run(spec: RunSpec | Mapping[str, Any] | str | os.PathLike[str], *, env: Mapp
         progress: bool = False) -> RunSummary:  # fmt: skip
     """Run (or resume) an evaluation: a RunSpec, a dict of the `trusteval run` keys, or a YAML spec file."""
     from trusteval.config import RunSpec, build_run_spec
+    from trusteval.dotenv import process_env
     from trusteval.pipeline import execute_async
     from trusteval.progress import NullProgress, make_progress
 
-    environment = dict(os.environ if env is None else env)
+    environment = process_env() if env is None else dict(env)  # os.environ over ./.env unless env is given
     if not isinstance(spec, RunSpec):
         if isinstance(spec, Mapping):
             spec = build_run_spec(dict(spec), env=environment)

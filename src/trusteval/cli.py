@@ -74,10 +74,28 @@ def leave_out_httpx_command_line() -> None:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "not importable"
 
 
+def refuse_unknown_arguments(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> None:
+    """argparse's 'unrecognized arguments' error, said by the subcommand's parser, with the closest flag of
+    that command for each unknown one (`--datset` -> `--dataset`)."""
+    import difflib
+
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = found[0].choices[command] if found and command in found[0].choices else parser
+    flags = [flag for action in sub._actions for flag in action.option_strings]
+    hints = []
+    for extra in extras:
+        if extra.startswith("-"):
+            close = difflib.get_close_matches(extra.split("=", 1)[0], flags, n=1, cutoff=0.6)
+            hints += [f"{extra.split('=', 1)[0]}: did you mean {close[0]}?"] if close else []
+    sub.error(f"unrecognized arguments: {' '.join(extras)}" + ("; " + "; ".join(hints) if hints else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     leave_out_httpx_command_line()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        refuse_unknown_arguments(parser, args.command, extras)
     try:
         code = args.handler(args)
         sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit

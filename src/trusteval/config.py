@@ -280,6 +280,12 @@ def _describe_validation(
         else:
             where = f"key '{key}'"
         message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        if error["type"] == "missing" and key == "benchmark":
+            problems.append(
+                "no benchmark given: name one with --benchmark (or `benchmark:` in a --spec file), for example "
+                "--benchmark trusteval-toxicity; `trusteval list` lists the benchmarks"
+            )
+            continue
         if error["type"] == "extra_forbidden":
             from trusteval.registry import did_you_mean
 

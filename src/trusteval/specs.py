@@ -48,9 +48,12 @@ class Spec:
         head, _, query = text.partition("?")
         kind, sep, name = head.partition(":")
         if not kind or (not bare and (not sep or not name)):
+            from trusteval.registry import did_you_mean
+
+            hint = did_you_mean(text, list(aliases or {})) if not sep else ""
             raise UsageError(
                 f"spec '{raw}' is not 'kind:name[?option=value&...]' "
-                "(for example hf:gpt2, openai:gpt-4o-mini?base_url=http://127.0.0.1:8000/v1, llamacpp:smollm2)"
+                "(for example hf:gpt2, openai:gpt-4o-mini?base_url=http://127.0.0.1:8000/v1, llamacpp:smollm2)." + hint
             )
         try:
             pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))

@@ -12,7 +12,9 @@ no model call), and the output is written at the end:
   version, text and sha256, the generation parameters and seed, the counts and the output file's sha256.
 
 A translation that failed or came back empty is left out of the output and counted; running the same
-command again retries it.
+command again retries it. So is one that is not in the target language by the script check that runs use
+(`scorers.language`: for zh at least 30% of its letters CJK, for en at most 5%): half-English output is not
+written with `lang: zh`; its reason names the CJK share.
 
 This is orchestration (it plans, generates through the pipeline and stores), so it sits beside the pipeline,
 not in `data/`: the data layer only reads datasets.
@@ -33,6 +35,7 @@ from trusteval.data.sources import DataContext, sha256_file
 from trusteval.errors import UsageError
 from trusteval.models.base import ModelSpec
 from trusteval.records import Prompt
+from trusteval.scorers.language import cjk_share, off_language
 
 if TYPE_CHECKING:
     from trusteval.config import RunSpec
@@ -159,6 +162,11 @@ def _rows(job: TranslationJob, source: Any, run_items: list[Any]) -> tuple[list[
         text = (item.response or "").strip()
         if not text:
             failed[prompt.id] = item.error or "empty translation"
+            continue
+        if off_language(text, job.target_lang):  # e.g. half English: it would be labelled zh and scored as zh
+            share = cjk_share(text) or 0.0
+            failed[prompt.id] = (f"not in {job.target_lang} by the script check ({100 * share:.0f}% of its letters "
+                                 "are CJK ideographs): left out")  # fmt: skip
             continue
         row: dict[str, Any] = {"id": prompt.id, "text": text, "lang": job.target_lang}
         if labelled:

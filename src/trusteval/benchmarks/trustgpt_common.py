@@ -126,14 +126,25 @@ M = TypeVar("M", bound=CommonOptions)
 
 
 def check_options(spec: RunSpec, benchmark: str, model: type[M]) -> M:
-    """The benchmark options read into `model`, and run fields that would do nothing refused."""
-    options = parse_options(model, spec.options, benchmark)
+    """The benchmark options read into `model`, and run fields that would do nothing refused. `--limit N`
+    means what it means for every benchmark, the size of the sample: here N norms (the option norms=N)."""
+    options = parse_options(model, {**spec.options, **limit_as_norms(spec, benchmark)}, benchmark)
     _refuse_fields(spec, benchmark, UNUSED_FIELDS)
     return options
 
 
+def limit_as_norms(spec: RunSpec, benchmark: str) -> dict[str, str]:
+    """{"norms": N} for `--limit N`; given with a different norms= or with per_label, a usage error."""
+    if spec.limit is None:
+        return {}
+    if "per_label" in spec.options:
+        raise UsageError(f"{benchmark}: --limit (norms in all) and --option per_label exclude each other")
+    if spec.options.get("norms", str(spec.limit)) != str(spec.limit):
+        raise UsageError(f"{benchmark}: --limit {spec.limit} and --option norms={spec.options['norms']} disagree")
+    return {"norms": str(spec.limit)}
+
+
 UNUSED_FIELDS = {
-    "limit": "use --option norms=N",
     "per_category": "use --option per_label=N",
     "template": "its templates are the paper's",
     "prompt_toxicity": "it scores no prompt",

@@ -18,7 +18,6 @@ verdict for more than 95% of the pairs).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,6 +158,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dict[str, Any]:
     from trusteval.data.sources import sha256_file
+    from trusteval.dotenv import process_env
     from trusteval.errors import IncompleteError
     from trusteval.metrics.agreement import judge_validation
     from trusteval.models import BackendSettings
@@ -166,7 +166,7 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
     from trusteval.scorers.judge import AVOIDANCE_LABELS, open_judge, parse_binary
     from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX, verdict_check
 
-    settings = BackendSettings(concurrency=args.concurrency, timeout_s=args.timeout, env=dict(os.environ))
+    settings = BackendSettings(concurrency=args.concurrency, timeout_s=args.timeout, env=process_env())
     judge = open_judge(args.judge, settings, judge_prompt(args.judge_prompt), parse_binary, labels=AVOIDANCE_LABELS)
     try:
         values, counts = await judge_repeats(judge, pairs, args.repeats, store)

@@ -6,7 +6,6 @@ trusteval run --benchmark B --model SPEC [--model SPEC ...] [--spec run.yaml] [-
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -121,10 +120,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         force_scorer_language=args.force_scorer_language,
         require_valid_scorer=args.require_valid_scorer,
     )
-    spec = build_run_spec(flags, spec_file=args.spec, env=os.environ)
+    from trusteval.dotenv import process_env
+
+    env = process_env()  # os.environ over ./.env (its keys registered for redaction)
+    spec = build_run_spec(flags, spec_file=args.spec, env=env)
     progress = make_progress(enabled=not args.no_progress)
     with progress:
-        summary = execute(spec, env=os.environ, progress=progress)
+        summary = execute(spec, env=env, progress=progress)
     if args.json:
         print_json(summary.as_json())
     else:

@@ -1,4 +1,4 @@
-"""`trusteval runs`: list the runs in a store with their status and size.
+"""`trusteval runs`: list the runs in a store: id, benchmark, dataset, models, status and size.
 
 trusteval runs [--store DIR] [--json]
 """
@@ -25,9 +25,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     store, folder = open_store(args.store)
     try:
+        models = {row["run_id"]: list(row["spec"].get("models") or []) for row in store.run_rows()}
         runs = [
             {
                 **run,
+                "models": models.get(run["run_id"], []),
                 "status": run_status(store, run["run_id"], run["status"]),
                 "unpinned_data": bool(unpinned_files(store.aggregate(run["run_id"], "data"))),
             }
@@ -39,7 +41,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print_json({"store": folder, "runs": runs})
         return 0
     for run in runs:
-        fields = (run["run_id"], run["benchmark"], run["dataset"], run["status"], f"{run['items']} items")
+        fields = (run["run_id"], run["benchmark"], run["dataset"], ",".join(run["models"]), run["status"],
+                  f"{run['items']} items")  # fmt: skip
         fields += ("unpinned data (--allow-unpinned-data)",) if run["unpinned_data"] else ()
         print("\t".join(one_line(str(f)) for f in fields))
     return 0

@@ -68,8 +68,10 @@ def cmd_translate(args: argparse.Namespace) -> int:
     )  # fmt: skip
     data_dir = data_folder(args, os.environ)
     spec = _checked_spec(job, args, data_dir)
+    from trusteval.dotenv import process_env
+
     settings = BackendSettings(
-        concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries, env=dict(os.environ)
+        concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries, env=process_env()
     )
     with make_progress(enabled=not args.no_progress) as progress:
         result = asyncio.run(translate(job, spec, data_context(args, os.environ), settings, progress))

@@ -51,7 +51,10 @@ def resolve_gguf(name: str) -> Path:
         return embedded_gguf_path()
     path = Path(name).expanduser()
     if not path.is_file():
-        raise BackendError(f"llamacpp: no GGUF file at '{path}'")
+        from trusteval.registry import did_you_mean
+
+        hint = "" if os.sep in name or name.endswith(".gguf") else did_you_mean(name, sorted(EMBEDDED_NAMES))
+        raise BackendError(f"llamacpp: no GGUF file at '{path}'." + hint.replace("'", "'llamacpp:", 1))
     return path
 
 

@@ -41,14 +41,25 @@ DATASET_TITLES = {
 
 
 def dataset_title(dataset: str) -> str:
-    """The dataset label of a table title: 'tiseval-hatexplain: HateXplain, the paper's Chinese translation'."""
+    """The dataset label of a table title: 'tiseval-hatexplain: HateXplain, the paper's Chinese translation';
+    a `file:` dataset by its file name (shown_dataset)."""
     what = DATASET_TITLES.get(dataset.split("?")[0])
-    return f"{dataset}: {what}" if what else dataset
+    return f"{dataset}: {what}" if what else shown_dataset(dataset)
 
 
 def dataset_stem(dataset: str) -> str:
     """A file-name-safe form of a dataset label ('cold', 'cold?split=dev' -> 'cold_split_dev')."""
     return re.sub(r"[^0-9A-Za-z]+", "_", dataset).strip("_") or "dataset"
+
+
+def shown_dataset(dataset: str) -> str:
+    """A dataset as a table title shows it: a `file:` dataset by its file name, not its absolute path
+    ('file:/home/me/data/x.csv?text=t' -> 'file:x.csv?text=t'); the notes keep the full source."""
+    if not dataset.startswith("file:"):
+        return dataset
+    path, sep, query = dataset[len("file:") :].partition("?")
+    name = re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
+    return f"file:{name}{sep}{query}"
 
 
 def table5(dataset: str, overall: Mapping[str, Rates], notes: Sequence[str] = ()) -> Table:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trusteval.metrics.toxicity import CATEGORIES
+from trusteval.tables.paper_tables import shown_dataset
 from trusteval.tables.table import Cell, Table
 
 COMBINED_NAME = "table5_combined"
@@ -54,10 +55,12 @@ def combined_table5(parts: Sequence[DatasetTable5]) -> list[Table]:
     ordered = sorted(parts, key=_paper_position)
     seen = Counter(part.label for part in ordered)
     numbered: Counter[str] = Counter()
+    short = Counter(shown_dataset(label) for label in seen)  # two files of one name keep their full paths
     labelled = []
     for part in ordered:
         numbered[part.label] += 1
-        label = part.label if seen[part.label] == 1 else f"{part.label} ({numbered[part.label]})"
+        shown = shown_dataset(part.label) if short[shown_dataset(part.label)] == 1 else part.label
+        label = shown if seen[part.label] == 1 else f"{shown} ({numbered[part.label]})"
         labelled.append(replace(part, label=label))
     return [_combine(labelled)]
 

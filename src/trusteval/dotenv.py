@@ -1,0 +1,58 @@
+"""API keys from a `.env` file in the working folder, under the same redaction as keys from the environment.
+
+`trusteval run`, `judge`, `translate` and `trusteval.run(...)` (without `env=`) read `./.env` when it exists:
+`NAME=value` lines, optionally `export NAME=value`, values optionally in single or double quotes, `#` comments
+and blank lines ignored. A variable already set in the environment wins over the file. Every value whose name
+says it is a credential (`OPENAI_API_KEY`, `HF_TOKEN`, `*_SECRET`, ...: `redact.is_secret_name`) is registered
+as a secret at once, so no message, note or stored text can carry it, whether or not a backend reads it.
+A line that is not `NAME=value` is an error naming the file and the line (never its text: it may hold a key).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from trusteval.errors import UsageError
+from trusteval.redact import is_secret_name, register
+
+DOTENV_NAME = ".env"
+LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+
+
+def _value(raw: str) -> str:
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()  # an unquoted value ends at ` # comment`
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """The variables of a .env file; a usage error (exit 2) names the file and line of a malformed one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read '{path}': {getattr(exc, 'strerror', None) or exc}") from None
+    found: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = LINE.match(stripped)
+        if match is None:
+            raise UsageError(f"'{path}', line {number}: expected NAME=value (the line is not shown: it may hold a key)")
+        found[match.group(1)] = _value(match.group(2))
+    return found
+
+
+def process_env(base: Mapping[str, str] | None = None, folder: Path | None = None) -> dict[str, str]:
+    """The environment a command runs with: `base` (default os.environ) over `folder/.env` (default the working
+    folder), with the credentials read from the file registered for redaction."""
+    path = (folder or Path.cwd()) / DOTENV_NAME
+    from_file = read_dotenv(path) if path.is_file() else {}
+    for name, value in from_file.items():
+        if is_secret_name(name):
+            register(value)
+    return {**from_file, **(os.environ if base is None else base)}
