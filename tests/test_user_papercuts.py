@@ -56,7 +56,8 @@ def test_runs_lists_each_runs_models(tmp_path, data_dir, cache_dir, calm_backend
     lines = {line.split("\t")[0]: line.split("\t") for line in listed.stdout.splitlines()}
     assert lines[first.run_id][3] == "calm:a" and lines[second.run_id][3] == "calm:b,calm:c"
     as_json = run_cli("runs", "--store", tmp_path / "ws", "--json").json()["runs"]
-    assert {r["run_id"]: r["models"] for r in as_json} == {first.run_id: ["calm:a"], second.run_id: ["calm:b", "calm:c"]}
+    expected = {first.run_id: ["calm:a"], second.run_id: ["calm:b", "calm:c"]}
+    assert {r["run_id"]: r["models"] for r in as_json} == expected
 
 
 def test_a_mistyped_flag_gets_the_closest_one(capsys):
