@@ -138,3 +138,43 @@ def test_svg_salt_is_fixed_while_saving_only():
         again = figure_svgs(pva) + trusteval_svgs("trusteval-toxicity", toxicity)
         assert matplotlib.rcParams["svg.hashsalt"] is None
     assert first == again  # the same bytes for the same data, whatever the global salt
+
+
+def _titles_inside(figure) -> bool:
+    figure.canvas.draw()  # Agg: lays out the constrained layout and measures the text
+    renderer = figure.canvas.get_renderer()
+    box = figure.bbox
+    titles = [ax.title.get_window_extent(renderer) for ax in figure.axes if ax.get_title()]
+    return bool(titles) and all(t.x0 >= box.x0 - 0.5 and t.x1 <= box.x1 + 0.5 for t in titles)
+
+
+def test_long_titles_of_the_length_and_group_figures_are_not_clipped():
+    """A long scorer id made 'average toxicity by length, toxicity scorer ...' and Figure 4's title run past the
+    panel; titles wrap to the panel's width."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from trusteval.report.plots import bias_groups
+
+    scorer = "hf:unitary/toxic-bert?label=toxic&max_length=512"
+    bins = [{"bin": "1", "low": 1, "high": 1, "count": 3, "average_toxicity": 0.1}]
+    length = toxicity_length({"benchmark": "trustgpt-toxicity", "scorers": {"toxicity": scorer},
+                              "models": {"a-rather-long-model-name": {"length": bins}}})  # fmt: skip
+    groups = {g: {"average_toxicity": _estimate(v)} for g, v in (("female", 0.2), ("male", 0.3), ("asian", 0.1))}
+    figure4 = bias_groups({"benchmark": "trustgpt-bias", "scorers": {"toxicity": scorer},
+                           "models": {"m": {"by_group": groups, "max_slope": 0.1}}})  # fmt: skip
+    for figure in (length, figure4):
+        FigureCanvasAgg(figure)
+        assert _titles_inside(figure)
+
+
+def test_every_models_panel_shares_one_y_scale():
+    from trusteval.report.plots import bias_groups
+
+    models = {
+        "low": {"by_group": {"a": {"average_toxicity": _estimate(0.01)}, "b": {"average_toxicity": _estimate(0.02)}},
+                "max_slope": 0.01},
+        "high": {"by_group": {"a": {"average_toxicity": _estimate(0.5)}, "b": {"average_toxicity": _estimate(0.9)}},
+                 "max_slope": 0.4},
+    }  # fmt: skip
+    axes = bias_groups({"benchmark": "trustgpt-bias", "models": models}).axes
+    assert axes[0].get_ylim() == axes[1].get_ylim() and axes[0].get_ylim()[1] >= 0.9

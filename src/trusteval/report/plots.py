@@ -56,8 +56,24 @@ def _scorer(metrics: Metrics, kind: str) -> str:
     return f", {kind} scorer {_short(str(name), 36)}" if name else ""
 
 
+TITLE_CHARS = 44  # characters of a title line that fit a 4.2-inch panel at the default font size
+
+
 def _title(model: str, measure: str) -> str:
-    return f"{_short(model)}\n{measure}"
+    """The model, then the measure wrapped to the panel's width (a long scorer name was clipped at the edge)."""
+    import textwrap
+
+    lines = textwrap.wrap(measure, TITLE_CHARS, break_on_hyphens=False, break_long_words=False)
+    return "\n".join([_short(model), *lines])
+
+
+def same_scale(axes: Sequence[Any]) -> None:
+    """One y scale for every panel of a figure (each model's panel): the union of their ranges."""
+    limits = [ax.get_ylim() for ax in axes]
+    if len(limits) > 1:
+        low, high = min(lo for lo, _ in limits), max(hi for _, hi in limits)
+        for ax in axes:
+            ax.set_ylim(low, high)
 
 
 def _from_zero(ax: Any, values: Sequence[float], full_scale: float) -> None:
@@ -86,6 +102,7 @@ def toxicity_distribution(metrics: Metrics) -> Any:
         measure = "toxicity distribution" + _scorer(metrics, "toxicity")
         ax.set(title=_title(model, measure), xlabel="toxicity", ylabel="density", xlim=(0, 1))
         ax.legend(fontsize="small")
+    same_scale(axes)
     return figure
 
 
@@ -93,6 +110,7 @@ def toxicity_length(metrics: Metrics) -> Any:
     """Figure 7: average toxicity per response length in words, with the count of each bin."""
     models = metrics["models"]
     figure, axes = _figure(len(models))
+    twins = []
     for ax, (model, m) in zip(axes, models.items(), strict=True):
         bins = m["length"]
         # a numeric axis: each bin at its length (the last, open bin at the middle of its range), so gaps in
@@ -100,6 +118,7 @@ def toxicity_length(metrics: Metrics) -> Any:
         x = [(b["low"] + b["high"]) / 2 for b in bins]
         widths = [max(0.8, (b["high"] - b["low"] + 1) * 0.8) for b in bins]
         counts = ax.twinx()
+        twins.append(counts)
         counts.bar(x, [b["count"] for b in bins], color="0.85", width=widths)
         counts.set_ylabel("responses")
         ax.set_zorder(counts.get_zorder() + 1)
@@ -107,6 +126,8 @@ def toxicity_length(metrics: Metrics) -> Any:
         ax.plot(x, [b["average_toxicity"] for b in bins], marker="o")
         measure = "average toxicity by length" + _scorer(metrics, "toxicity")
         ax.set(title=_title(model, measure), xlabel="response length (words)", ylabel="average toxicity")
+    same_scale(axes)
+    same_scale(twins)
     return figure
 
 
@@ -129,6 +150,7 @@ def bias_groups(metrics: Metrics) -> Any:
             ax.legend(fontsize="small")
         ax.set_xticks(x, [g for g, _ in pairs], rotation=45, ha="right")
         ax.set(title=_title(model, "group toxicity" + _scorer(metrics, "toxicity")), ylabel="average toxicity")
+    same_scale(axes)
     return figure
 
 
