@@ -137,7 +137,9 @@ def test_chromium_shows_tables_and_runs_no_injected_script(report_page, tmp_path
     dom = browse(page, tmp_path, "--dump-dom")
     assert f"<title>trusteval report: {summary.run_id}, {figures.run_id}</title>" in dom
     assert TITLE_MARK not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
-    assert dom.count('<table class="result">') == len(summary.tables) + len(figures.tables) >= 3
+    # two runs: one view, the toxicity run's tables with both its models as rows and the z-tests between them
+    assert dom.count('<table class="result">') == len(summary.tables) + len(figures.tables) + 1 >= 4
+    assert "Pairwise two-proportion z-tests on TT (cold)" in dom
     assert "Table 5 (cold)" in dom and 'class="num hi bad"' in dom and "PVA" in dom
     assert re.search(r'<figure class="plot" id="fig-trustgpt_pva"><img alt="trustgpt_pva" src="data:image/svg', dom)
     assert 'id="fig-trusteval_toxicity_categories"' in dom
@@ -150,6 +152,32 @@ def test_chromium_shows_tables_and_runs_no_injected_script(report_page, tmp_path
     assert "sha256" in dom and "persona:hostile" in dom
     assert re.search(r"<td>time, latest invocation: generate</td><td>\d+\.\d\d s</td>", dom)
     assert "time, latest invocation: score response_toxicity" in dom
+
+
+def test_whole_store_is_one_view_with_models_side_by_side(store_with_runs, tmp_path):
+    """`report --all --html`: one Table 5 per dataset with every model as a row (not one per run), and the
+    sample browser's side-by-side view: a row per prompt and seed, a column per model."""
+    folder, summary, *_ = store_with_runs
+    page = tmp_path / "store.html"
+    result = run_cli("report", "--all", "--store", folder, "--html", page)
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = page.read_text(encoding="utf-8")
+    assert text.count('id="table5_cold"') == 1 and text.count('id="table5_toxicspans"') == 1
+    table5 = text.split('id="table5_cold"', 1)[1].split("</table>", 1)[0]
+    assert table5.count("<tr>") == 3 and "persona:hostile" in table5 and "persona:calm" in table5
+    assert '<a href="#model=persona%3Acalm">' in table5  # a cell links to its rows
+    assert '"Noto Sans CJK SC"' in text and '"WenQuanYi Zen Hei"' in text  # a CJK fallback is named
+    dom = browse(page, tmp_path, "--dump-dom", fragment="#view=side&class=region")
+    heads = re.findall(r'<thead id="side-head"><tr>(.*?)</tr>', dom, re.S)[0]
+    assert re.findall(r"<th>(.*?)</th>", heads)[:3] == ["prompt", "seed", "class"]
+    assert "<th>persona:hostile</th>" in heads and "<th>persona:calm</th>" in heads
+    sides = re.findall(r'<tr class="side">(.*?)</tr>', dom, re.S)
+    assert sides and all(re.findall(r"<td>(.*?)</td>", row, re.S)[2] == "region" for row in sides)
+    assert all(row.count('<td class="answer">') == heads.count("<th>") - 3 for row in sides)
+    assert CALM in sides[0]  # the calm model's answer sits beside the hostile one's
+    scored = browse(page, tmp_path, "--dump-dom", fragment="#min=0.5")
+    outcomes = {r[3] for r in sample_rows(scored)}
+    assert "toxic" in outcomes and "non-toxic" not in outcomes and "(filtered from " in scored
 
 
 def test_filter_from_location_hash_shows_only_matching_rows(report_page, tmp_path):

@@ -1,6 +1,9 @@
 """`trusteval report [RUN ...]`: print the tables of stored runs; --out writes them, --html one page.
 
-trusteval report [RUN ...] [--store DIR] [--json] [--out DIR] [--html FILE] [--samples N]
+trusteval report [RUN ...] [--all] [--store DIR] [--json] [--out DIR] [--html FILE] [--samples N]
+
+With several runs (or --all: every run in the store) the HTML page is one view over them: per benchmark and
+dataset one table with every model as a row, shared figures, and one sample browser (report.html_store).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ STATUS_NOTES = {
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report = commands.add_parser("report", help="print the tables of a stored run")
     report.add_argument("run_ids", nargs="*", metavar="RUN", help="run ids (default: the latest run)")
+    report.add_argument("--all", action="store_true", help="every run in the store (newest first)")
     report.add_argument("--store", default=None, help="workspace folder")
     report.add_argument("--json", action="store_true", help="print metrics as JSON")
     report.add_argument("--out", help="also write Markdown, CSV and LaTeX tables (and plots) to this folder")
@@ -51,6 +55,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
     run_ids = args.run_ids or [run_id]
     try:
+        if args.all:
+            if args.run_ids:
+                raise UsageError("--all reports every run in the store: name no run ids with it")
+            run_ids = [r["run_id"] for r in store.runs()]
         for other in run_ids[1:]:
             check_run(store, other)
         found = {r: run_results(store, r) for r in run_ids}

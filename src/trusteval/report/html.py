@@ -138,9 +138,14 @@ def browser_html(samples: Sequence[Sample]) -> str:
     return (
         '<section id="browser"><h2>Samples (worst first)</h2>'
         f'<div class="controls">{controls}<label>text <input id="f-q" type="search"></label>'
+        '<label>score \u2265 <input id="f-min" type="number" min="0" max="1" step="0.05" size="5"></label>'
+        '<label>view <select id="f-view"><option value="">rows</option>'
+        '<option value="side">models side by side</option></select></label>'
         '<button id="prev" type="button">previous</button><button id="next" type="button">next</button>'
         '<span id="sample-info" class="muted"></span></div>'
-        f'<table><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody id="sample-rows"></tbody></table>'
+        f'<table id="row-table"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+        '<tbody id="sample-rows"></tbody></table>'
+        '<table id="side-table" hidden><thead id="side-head"></thead><tbody id="side-rows"></tbody></table>'
         f'<script type="application/json" id="sample-data">{data}</script></section>'
     )
 

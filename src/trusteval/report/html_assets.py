@@ -1,8 +1,10 @@
 """The inline style and script of the HTML report (no external file, font or request of any kind).
 
 The script renders the sample browser one page at a time from the JSON block, writing untrusted text only
-through `textContent`; filters live in `location.hash` (#model=...&class=...&outcome=...&verdict=...&q=...&page=N), so a
-filtered view is a link, and a headless browser can open one.
+through `textContent`; filters live in `location.hash` (#model=...&class=...&outcome=...&verdict=...&q=...&min=S
+&view=side&page=N), so a filtered view is a link, and a headless browser can open one. `view=side` shows one row
+per prompt and seed with every model's answer in its own column (a prompt is shown when one of its rows passes
+the filters); `min=S` keeps rows whose score (the sort key: toxicity, refusal, 1 - avoidance) is at least S.
 """
 
 STYLE = """
@@ -24,6 +26,7 @@ td.bad::after { color: #b3261e; } td.good::after { color: #1e7b34; }
 .counts span.bad { background: #fde2e1; }
 figure { margin: 10px 0 18px; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 12px; }
+#browser td.answer { font-size: 13px; } #browser td.answer b { display: block; font-weight: 600; }
 #browser .controls { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 6px 0; }
 #browser table { width: 100%; table-layout: fixed; } #browser td { white-space: pre-wrap; word-break: break-word; }
 #browser col.c-model { width: 13%; } #browser col.c-seed { width: 5%; } #browser col.c-class { width: 8%; }
@@ -34,8 +37,8 @@ figcaption { color: #555; font-size: 12px; }
 SCRIPT = """
 (function () {
   "use strict";
-  var RUN = 0, MODEL = 1, SEED = 2, CLS = 3, OUTCOME = 4, PROMPT = 6, RESPONSE = 7, SCORES = 8, VERDICT = 9,
-      JUDGE = 10;
+  var RUN = 0, MODEL = 1, SEED = 2, CLS = 3, OUTCOME = 4, SEVERITY = 5, PROMPT = 6, RESPONSE = 7, SCORES = 8,
+      VERDICT = 9, JUDGE = 10;
   var PAGE_SIZE = 50;
   var data = JSON.parse(document.getElementById("sample-data").textContent);
   var rows = data.rows, judges = data.judges;
@@ -45,7 +48,16 @@ SCRIPT = """
                   outcome: document.getElementById("f-outcome"), verdict: document.getElementById("f-verdict") };
   var columns = { model: MODEL, "class": CLS, outcome: OUTCOME, verdict: VERDICT };
   var search = document.getElementById("f-q");
+  var minimum = document.getElementById("f-min"), view = document.getElementById("f-view");
+  var rowTable = document.getElementById("row-table"), sideTable = document.getElementById("side-table");
+  var sideHead = document.getElementById("side-head"), sideBody = document.getElementById("side-rows");
   var page = 0, shown = rows;
+  var models = [], byPrompt = {};
+  rows.forEach(function (r) {
+    if (models.indexOf(r[MODEL]) < 0) { models.push(r[MODEL]); }
+    var key = r[PROMPT] + "\\u0000" + r[SEED];
+    (byPrompt[key] = byPrompt[key] || []).push(r);
+  });
 
   function addOption(select, value) {
     var option = document.createElement("option");
@@ -67,6 +79,8 @@ SCRIPT = """
       selects[key].value = value;
     });
     search.value = params.get("q") || "";
+    minimum.value = params.get("min") || "";
+    view.value = params.get("view") === "side" ? "side" : "";
     page = Math.max(0, (parseInt(params.get("page") || "1", 10) || 1) - 1);
   }
 
@@ -74,6 +88,8 @@ SCRIPT = """
     var params = new URLSearchParams();
     Object.keys(selects).forEach(function (key) { if (selects[key].value) { params.set(key, selects[key].value); } });
     if (search.value) { params.set("q", search.value); }
+    if (minimum.value) { params.set("min", minimum.value); }
+    if (view.value) { params.set("view", view.value); }
     if (page > 0) { params.set("page", String(page + 1)); }
     history.replaceState(null, "", "#" + params.toString());
   }
@@ -81,12 +97,51 @@ SCRIPT = """
   function filter() {
     var wanted = Object.keys(selects).filter(function (k) { return selects[k].value !== ""; });
     var needle = search.value.toLowerCase();
+    var least = minimum.value === "" ? null : parseFloat(minimum.value);
     shown = rows.filter(function (r) {
       for (var i = 0; i < wanted.length; i++) {
         if (String(r[columns[wanted[i]]]) !== selects[wanted[i]].value) { return false; }
       }
+      if (least !== null && !isNaN(least) && (r[SEVERITY] === null || r[SEVERITY] < least)) { return false; }
       return !needle || r[PROMPT].toLowerCase().indexOf(needle) >= 0 || r[RESPONSE].toLowerCase().indexOf(needle) >= 0;
     });
+    if (view.value === "side") {
+      var seen = {};
+      shown = shown.filter(function (r) {
+        var key = r[PROMPT] + "\\u0000" + r[SEED];
+        if (seen[key]) { return false; }
+        seen[key] = true; return true;
+      });
+    }
+  }
+
+  function answerCell(tr, found) {
+    var td = document.createElement("td"); td.className = "answer";
+    found.forEach(function (r) {
+      var head = document.createElement("b");
+      head.textContent = r[OUTCOME] + (r[VERDICT] !== "no judge" ? " \\u00b7 " + r[VERDICT] : "");
+      td.appendChild(head);
+      td.appendChild(document.createTextNode(r[RESPONSE] + "\\n" + Object.keys(r[SCORES]).map(function (k) {
+        return k + ": " + r[SCORES][k]; }).join(", ") + "\\n"));
+    });
+    tr.appendChild(td);
+  }
+
+  function renderSide(start, end) {
+    var head = document.createElement("tr");
+    ["prompt", "seed", "class"].concat(models).forEach(function (name) {
+      var th = document.createElement("th"); th.textContent = name; head.appendChild(th);
+    });
+    sideHead.replaceChildren(head);
+    var fragment = document.createDocumentFragment();
+    for (var i = start; i < end; i++) {
+      var r = shown[i], tr = document.createElement("tr"), group = byPrompt[r[PROMPT] + "\\u0000" + r[SEED]];
+      tr.className = "side";
+      cell(tr, r[PROMPT]); cell(tr, String(r[SEED])); cell(tr, r[CLS]);
+      models.forEach(function (m) { answerCell(tr, group.filter(function (g) { return g[MODEL] === m; })); });
+      fragment.appendChild(tr);
+    }
+    sideBody.replaceChildren(fragment);
   }
 
   function cell(tr, text) {
@@ -97,8 +152,11 @@ SCRIPT = """
     var pages = Math.max(1, Math.ceil(shown.length / PAGE_SIZE));
     page = Math.min(page, pages - 1);
     var start = page * PAGE_SIZE, end = Math.min(shown.length, start + PAGE_SIZE);
+    var side = view.value === "side";
+    rowTable.hidden = side; sideTable.hidden = !side;
+    if (side) { renderSide(start, end); body.replaceChildren(); } else { sideBody.replaceChildren(); }
     var fragment = document.createDocumentFragment();
-    for (var i = start; i < end; i++) {
+    for (var i = start; i < end && !side; i++) {
       var r = shown[i], tr = document.createElement("tr");
       tr.className = "sample";
       cell(tr, r[MODEL] + (r[RUN] ? "\\n" + r[RUN] : "")); cell(tr, String(r[SEED])); cell(tr, r[CLS]);
@@ -107,8 +165,8 @@ SCRIPT = """
       cell(tr, r[VERDICT] + (r[JUDGE] >= 0 ? "\\njudge: " + judges[r[JUDGE]] : ""));
       fragment.appendChild(tr);
     }
-    body.replaceChildren(fragment);
-    info.textContent = shown.length ? "rows " + (start + 1) + "\\u2013" + end + " of " + shown.length +
+    if (!side) { body.replaceChildren(fragment); }
+    info.textContent = shown.length ? (side ? "prompts " : "rows ") + (start + 1) + "\\u2013" + end + " of " + shown.length +
       (shown.length !== rows.length ? " (filtered from " + rows.length + ")" : "") + ", page " + (page + 1) +
       " of " + pages : "no rows match (of " + rows.length + ")";
     document.body.setAttribute("data-shown", String(shown.length));
@@ -120,6 +178,8 @@ SCRIPT = """
   }
   Object.keys(selects).forEach(function (k) { selects[k].addEventListener("change", function () { update(true); }); });
   search.addEventListener("input", function () { update(true); });
+  minimum.addEventListener("input", function () { update(true); });
+  view.addEventListener("change", function () { update(true); });
   document.getElementById("prev").addEventListener("click", function () {
     page = Math.max(0, page - 1); update(false);
   });

@@ -30,6 +30,11 @@ def write_html(doc: ReportDoc, path: Path) -> str:
 
 
 def write_runs_html(store: Store, run_ids: Sequence[str], path: Path, samples_limit: int | None = None) -> str:
+    """One run: its own page; several runs: one view over them (report.html_store)."""
+    if len(run_ids) > 1:
+        from trusteval.report.html_store import store_doc
+
+        return write_html(store_doc(store, run_ids, samples_limit), path)
     return write_html(runs_doc(store, run_ids, samples_limit), path)
 
 
