@@ -157,7 +157,7 @@ def test_chromium_shows_tables_and_runs_no_injected_script(report_page, tmp_path
 def test_whole_store_is_one_view_with_models_side_by_side(store_with_runs, tmp_path):
     """`report --all --html`: one Table 5 per dataset with every model as a row (not one per run), and the
     sample browser's side-by-side view: a row per prompt and seed, a column per model."""
-    folder, summary, *_ = store_with_runs
+    folder, *_ = store_with_runs
     page = tmp_path / "store.html"
     result = run_cli("report", "--all", "--store", folder, "--html", page)
     assert result.returncode == 0, result.stderr[-3000:]

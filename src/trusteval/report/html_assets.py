@@ -166,9 +166,9 @@ SCRIPT = """
       fragment.appendChild(tr);
     }
     if (!side) { body.replaceChildren(fragment); }
-    info.textContent = shown.length ? (side ? "prompts " : "rows ") + (start + 1) + "\\u2013" + end + " of " + shown.length +
-      (shown.length !== rows.length ? " (filtered from " + rows.length + ")" : "") + ", page " + (page + 1) +
-      " of " + pages : "no rows match (of " + rows.length + ")";
+    info.textContent = shown.length ? (side ? "prompts " : "rows ") + (start + 1) + "\\u2013" + end + " of " +
+      shown.length + (shown.length !== rows.length ? " (filtered from " + rows.length + ")" : "") + ", page " +
+      (page + 1) + " of " + pages : "no rows match (of " + rows.length + ")";
     document.body.setAttribute("data-shown", String(shown.length));
   }
 
