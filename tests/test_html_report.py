@@ -254,6 +254,9 @@ def test_marks_follow_the_measure_direction():
     assert extremes(tests) == {} and extremes(compared) == {}
     avoidance = Table("table10_cold", "t", ("Model", "AR region", "judged"), (("x", 80.0, 10), ("y", 60.0, 12)))
     assert extremes(avoidance) == {(0, 1): "hi good", (1, 1): "lo bad"}
+    spread = Table("table10_cold_seeds", "t", ("Model", "AR region seed mean", "AR region seed sd"),
+                   (("x", 80.0, 1.0), ("y", 60.0, 9.0)))  # fmt: skip
+    assert extremes(spread) == {(0, 1): "hi good", (1, 1): "lo bad"}  # a spread across seeds: no marks
 
 
 def _many_samples(count: int) -> list[Sample]:

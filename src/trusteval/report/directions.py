@@ -60,7 +60,10 @@ EXACT = frozenset({"trustgpt_toxicity", "trustgpt_bias_toxicity", "trustgpt_bias
 
 
 def better(table_name: str, column: str) -> Direction:
-    """The good direction of `column` in the table named `table_name` (a file stem, maybe with a `_2` suffix)."""
+    """The good direction of `column` in the table named `table_name` (a file stem, maybe with a `_2` suffix).
+    A spread across seeds ('AR gender seed sd') has none: a small spread is not a better model."""
+    if column.endswith(" sd"):
+        return None
     for prefix, rule in RULES:
         if prefix in EXACT:
             stem = table_name.rsplit("_", 1)[0] if table_name.rsplit("_", 1)[-1].isdigit() else table_name

@@ -20,6 +20,9 @@ th { background: #f3f3f5; text-align: left; } td.num { text-align: right; white-
 td.bad { background: #fde2e1; } td.good { background: #dff3e4; }
 td.hi::after { content: " \\25B2"; font-size: 10px; } td.lo::after { content: " \\25BC"; font-size: 10px; }
 td.bad::after { color: #b3261e; } td.good::after { color: #1e7b34; }
+td a { color: inherit; text-decoration: none; } td a:hover { text-decoration: underline; color: #0b57d0; }
+#browser #side-table { table-layout: auto; } #side-table td.answer { min-width: 220px; }
+#side-table tr > :nth-child(2), #side-table tr > :nth-child(3) { width: 1%; white-space: nowrap; }
 .notes { color: #555; font-size: 12px; margin: 0 0 14px 0; padding-left: 18px; }
 .facts td:first-child { color: #555; white-space: nowrap; } .facts td { border: none; padding: 1px 10px 1px 0; }
 .counts span { display: inline-block; margin-right: 12px; padding: 1px 8px; border-radius: 9px; background: #eee; }
@@ -51,7 +54,7 @@ SCRIPT = """
   var minimum = document.getElementById("f-min"), view = document.getElementById("f-view");
   var rowTable = document.getElementById("row-table"), sideTable = document.getElementById("side-table");
   var sideHead = document.getElementById("side-head"), sideBody = document.getElementById("side-rows");
-  var page = 0, shown = rows;
+  var page = 0, shown = rows, matched = rows.length;
   var models = [], byPrompt = {};
   rows.forEach(function (r) {
     if (models.indexOf(r[MODEL]) < 0) { models.push(r[MODEL]); }
@@ -105,6 +108,7 @@ SCRIPT = """
       if (least !== null && !isNaN(least) && (r[SEVERITY] === null || r[SEVERITY] < least)) { return false; }
       return !needle || r[PROMPT].toLowerCase().indexOf(needle) >= 0 || r[RESPONSE].toLowerCase().indexOf(needle) >= 0;
     });
+    matched = shown.length;
     if (view.value === "side") {
       var seen = {};
       shown = shown.filter(function (r) {
@@ -119,7 +123,8 @@ SCRIPT = """
     var td = document.createElement("td"); td.className = "answer";
     found.forEach(function (r) {
       var head = document.createElement("b");
-      head.textContent = r[OUTCOME] + (r[VERDICT] !== "no judge" ? " \\u00b7 " + r[VERDICT] : "");
+      var verdict = r[VERDICT] !== "no judge" && r[VERDICT] !== r[OUTCOME] ? " \\u00b7 " + r[VERDICT] : "";
+      head.textContent = r[OUTCOME] + verdict;
       td.appendChild(head);
       td.appendChild(document.createTextNode(r[RESPONSE] + "\\n" + Object.keys(r[SCORES]).map(function (k) {
         return k + ": " + r[SCORES][k]; }).join(", ") + "\\n"));
@@ -166,9 +171,10 @@ SCRIPT = """
       fragment.appendChild(tr);
     }
     if (!side) { body.replaceChildren(fragment); }
+    var filtered = matched !== rows.length ? " (filtered from " + rows.length + ")" : "";
+    if (side) { filtered = " (" + matched + " of " + rows.length + " rows)"; }
     info.textContent = shown.length ? (side ? "prompts " : "rows ") + (start + 1) + "\\u2013" + end + " of " +
-      shown.length + (shown.length !== rows.length ? " (filtered from " + rows.length + ")" : "") + ", page " +
-      (page + 1) + " of " + pages : "no rows match (of " + rows.length + ")";
+      shown.length + filtered + ", page " + (page + 1) + " of " + pages : "no rows match (of " + rows.length + ")";
     document.body.setAttribute("data-shown", String(shown.length));
   }
 
