@@ -11,7 +11,7 @@ import pytest
 
 import trusteval
 from helpers import run_cli
-from trusteval import cli, progress, redact
+from trusteval import cli, progress
 from trusteval.dotenv import process_env
 from trusteval.errors import BackendError, UsageError
 from trusteval.models import BACKENDS
@@ -124,11 +124,21 @@ def test_progress_falls_back_to_lines_off_a_terminal_and_in_a_notebook_without_w
 
 
 def test_api_keys_from_dotenv_are_read_and_redacted(tmp_path):
+    """A key from .env reaches the backend through the injected environment and is scrubbed from its messages
+    like a key from the environment."""
+    import asyncio
+
+    from trusteval.models.base import BackendSettings
+    from trusteval.models.openai import create
+
     key = "sk-dotenv-Zq81xPqL0w7TkUv3"
     (tmp_path / ".env").write_text(f"# keys\nexport OPENAI_API_KEY='{key}'\nDATA_NAME=cold  # a note\n\n")
     env = process_env(base={"DATA_NAME": "from-environment"}, folder=tmp_path)
     assert env["OPENAI_API_KEY"] == key and env["DATA_NAME"] == "from-environment"  # the environment wins
-    assert redact.scrub(f"server said: bad key {key.upper()}") == "server said: bad key [redacted]"
+    backend = create(ModelSpec.parse("openai:gpt-4o-mini"), BackendSettings(env=env))
+    assert backend.config.api_key == key
+    assert backend._redact(f"server said: bad key {key.upper()}") == "server said: bad key [redacted]"
+    asyncio.run(backend.aclose())
     assert process_env(base={}, folder=tmp_path)["DATA_NAME"] == "cold"
     (tmp_path / ".env").write_text(f"OPENAI_API_KEY={key}\nthis is not a line {key}\n")
     with pytest.raises(UsageError) as error:

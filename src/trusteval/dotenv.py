@@ -2,10 +2,11 @@
 
 `trusteval run`, `judge`, `translate` and `trusteval.run(...)` (without `env=`) read `./.env` when it exists:
 `NAME=value` lines, optionally `export NAME=value`, values optionally in single or double quotes, `#` comments
-and blank lines ignored. A variable already set in the environment wins over the file. Every value whose name
-says it is a credential (`OPENAI_API_KEY`, `HF_TOKEN`, `*_SECRET`, ...: `redact.is_secret_name`) is registered
-as a secret at once, so no message, note or stored text can carry it, whether or not a backend reads it.
-A line that is not `NAME=value` is an error naming the file and the line (never its text: it may hold a key).
+and blank lines ignored. A variable already set in the environment wins over the file. The variables join the
+environment the run injects into its backends and scorers (`BackendSettings.env`), so a key from the file is
+read, and scrubbed from every message of the part that reads it (`untrusted.redact`), exactly as a key from
+the environment is. A line that is not `NAME=value` is an error naming the file and the line (never its text:
+it may hold a key).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from trusteval.errors import UsageError
-from trusteval.redact import is_secret_name, register
 
 DOTENV_NAME = ".env"
 LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
@@ -49,10 +49,7 @@ def read_dotenv(path: Path) -> dict[str, str]:
 
 def process_env(base: Mapping[str, str] | None = None, folder: Path | None = None) -> dict[str, str]:
     """The environment a command runs with: `base` (default os.environ) over `folder/.env` (default the working
-    folder), with the credentials read from the file registered for redaction."""
+    folder)."""
     path = (folder or Path.cwd()) / DOTENV_NAME
     from_file = read_dotenv(path) if path.is_file() else {}
-    for name, value in from_file.items():
-        if is_secret_name(name):
-            register(value)
     return {**from_file, **(os.environ if base is None else base)}

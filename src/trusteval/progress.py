@@ -122,7 +122,7 @@ class LineProgress:
         return None
 
     def _print(self, text: str) -> None:
-        from trusteval.safetext import one_line
+        from trusteval.untrusted.safetext import one_line
 
         stream = self._stream or sys.stderr
         print(one_line(text), file=stream, flush=True)
