@@ -20,7 +20,6 @@ from trusteval.records import Generation, GenerationParams, Prompt, Request, Sco
 from trusteval.report.bulk_read import BulkLookup
 from trusteval.report.collect import find_runs, read_pairs
 from trusteval.store import Store
-from trusteval.store.reads import StoreReads
 from trusteval.store.views import RunItems, StoredScores
 
 THRESHOLD = 0.5
@@ -235,18 +234,8 @@ def _rowid_ranks(store: Store, run_id: str) -> list[str]:
     return [text for _, text in rows]
 
 
-@pytest.fixture
-def small_chunks(monkeypatch):
-    """Every chunked read of a run's items reads CHUNK rows at a time."""
-    from trusteval.store import views as store_views
-
-    monkeypatch.setattr(store_views, "READ_CHUNK", CHUNK)
-    for method in (StoreReads.iter_run_items, StoreReads.iter_run_pairs):
-        monkeypatch.setattr(method, "__defaults__", (CHUNK,))
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
-def test_every_read_of_a_random_run_classifies_like_the_reference(tmp_path, small_chunks, seed):
+def test_every_read_of_a_random_run_classifies_like_the_reference(tmp_path, seed):
     rng = random.Random(seed)
     store = Store.open(tmp_path / "ws")
     try:
@@ -263,9 +252,10 @@ def test_every_read_of_a_random_run_classifies_like_the_reference(tmp_path, smal
             want = _reference(store, items, source, policy)
             book = {task: StoredScores(store, scorer) for task, scorer in SCORERS.items()}
             plain = {task: dict(store.scores(scorer, store.scored_by(scorer))) for task, scorer in SCORERS.items()}
-            by_sql = collect_pairs(RunItems(store, run_id), book, THRESHOLD, source, policy)
-            by_items = collect_pairs(list(RunItems(store, run_id)), book, THRESHOLD, source, policy)
-            by_plain = collect_pairs(list(RunItems(store, run_id)), plain, THRESHOLD, source, policy)
+            view = RunItems(store, run_id, chunk_size=CHUNK)  # every chunked read crosses several chunk borders
+            by_sql = collect_pairs(view, book, THRESHOLD, source, policy)
+            by_items = collect_pairs(list(view), book, THRESHOLD, source, policy, chunk_size=CHUNK)
+            by_plain = collect_pairs(list(view), plain, THRESHOLD, source, policy, chunk_size=CHUNK)
             _assert_identical(by_sql, by_items)
             _assert_identical(by_sql, by_plain)
             _assert_like_reference(by_sql, want, _source_id_ranks(items), "first seen")

@@ -18,6 +18,7 @@ import numpy as np
 from trusteval.metrics.toxicity import Pairs
 from trusteval.scorers.language import EMPTY, NO_RESPONSE, OFF_LANGUAGE, response_checks, script_code
 from trusteval.store import Store
+from trusteval.store.reads import READ_CHUNK
 
 # Why an item is left out, in the order they are tested (the first that holds is counted).
 REASONS = ("generation failed", "empty response", "off-language response", "response not scored", "prompt not scored")
@@ -57,9 +58,16 @@ class PairColumns:
     prompt_value: np.ndarray
 
     @classmethod
-    def read(cls, store: Store, run_id: str, response_scorer: str | None, prompt_scorer: str | None) -> PairColumns:
-        """A stored run's items in planned order, in one SQL pass."""
-        return cls.from_rows(store.iter_run_pairs(run_id, (response_scorer, prompt_scorer), script_code))
+    def read(
+        cls,
+        store: Store,
+        run_id: str,
+        response_scorer: str | None,
+        prompt_scorer: str | None,
+        chunk_size: int = READ_CHUNK,
+    ) -> PairColumns:
+        """A stored run's items in planned order, in one SQL pass (`chunk_size` rows per query)."""
+        return cls.from_rows(store.iter_run_pairs(run_id, (response_scorer, prompt_scorer), script_code, chunk_size))
 
     @classmethod
     def from_rows(cls, chunks: Iterable[Sequence[tuple]], models: Sequence[str] = ()) -> PairColumns:

@@ -33,6 +33,7 @@ from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
 from trusteval.store import RunItem
+from trusteval.store.reads import READ_CHUNK
 from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
@@ -42,16 +43,23 @@ RESPONSE_TASK = "response_toxicity"
 
 
 def collect_pairs(
-    items: Sequence[RunItem], scores: ScoreBook, threshold: float, prompt_source: str, off_language_policy="keep"
+    items: Sequence[RunItem],
+    scores: ScoreBook,
+    threshold: float,
+    prompt_source: str,
+    off_language_policy="keep",
+    chunk_size: int = READ_CHUNK,
 ) -> dict[str, ModelPairs]:
     """Group run items by model into classified pairs; count failures, empty and off-language responses
-    instead of dropping them silently. A stored run is read column by column in SQL (toxicity_pairs); other
-    items are turned into the same columns a chunk at a time."""
+    instead of dropping them silently. A stored run is read column by column in SQL (toxicity_pairs), in its
+    RunItems view's chunk size; other items are turned into the same columns `chunk_size` at a time."""
     scorers = _stored_scorers(items, scores, prompt_source)
     if scorers is not None:
-        columns = PairColumns.read(items.store, items.run_id, *scorers)  # type: ignore[attr-defined]
+        view: RunItems = items  # type: ignore[assignment]  # _stored_scorers found a RunItems view
+        columns = PairColumns.read(view.store, view.run_id, *scorers, chunk_size=view.chunk_size)
     else:
-        columns = PairColumns.from_rows(_item_rows(chunk, scores, prompt_source) for chunk in item_chunks(items))
+        rows = (_item_rows(chunk, scores, prompt_source) for chunk in item_chunks(items, chunk_size))
+        columns = PairColumns.from_rows(rows)
     return classify(columns, threshold, prompt_source, off_language_policy, "first seen")
 
 

@@ -14,19 +14,20 @@ from trusteval.util.lazyseq import LazySequence
 
 
 class RunItems(LazySequence[RunItem]):
-    """A run's items in planned order; iterating reads them again, READ_CHUNK rows at a time."""
+    """A run's items in planned order; iterating reads them again, `chunk_size` rows at a time."""
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str, chunk_size: int = READ_CHUNK) -> None:
         self.store = store
         self.run_id = run_id
+        self.chunk_size = chunk_size
         self._count: int | None = None
 
     def __iter__(self) -> Iterator[RunItem]:
-        for chunk in self.store.iter_run_items(self.run_id):
+        for chunk in self.store.iter_run_items(self.run_id, self.chunk_size):
             yield from chunk
 
     def chunks(self) -> Iterator[list[RunItem]]:
-        return self.store.iter_run_items(self.run_id)
+        return self.store.iter_run_items(self.run_id, self.chunk_size)
 
     def __len__(self) -> int:
         if self._count is None:
@@ -59,9 +60,10 @@ class StoredScores(Mapping[str, Score]):
         return sum(1 for _ in self)
 
 
-def item_chunks(items: Sequence[RunItem]) -> Iterator[Sequence[RunItem]]:
-    """A run's items a chunk at a time: a RunItems view reads one chunk per query, a list is sliced."""
-    return items.chunks() if isinstance(items, RunItems) else chunked(items, READ_CHUNK)
+def item_chunks(items: Sequence[RunItem], chunk_size: int = READ_CHUNK) -> Iterator[Sequence[RunItem]]:
+    """A run's items a chunk at a time: a RunItems view reads one chunk (of its own size) per query, a list is
+    sliced `chunk_size` items at a time."""
+    return items.chunks() if isinstance(items, RunItems) else chunked(items, chunk_size)
 
 
 def ok_values_of(scores: Mapping[str, Score], subjects: Iterable[str]) -> Mapping[str, float]:
