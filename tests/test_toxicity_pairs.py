@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trusteval.benchmarks import trusteval_toxicity as toxicity
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK, collect_pairs, summarise, summary_json
 from trusteval.records import Generation, GenerationParams, Prompt, Request, Score, text_subject
 from trusteval.store import Store
@@ -105,70 +104,11 @@ def test_sql_pairs_equal_the_run_item_pairs(store, monkeypatch, prompt_source, p
     assert dict(by_sql["model-a"].off_language) == {"race": 1, "gender": 1, "all": 2}
 
 
-def test_a_stored_run_is_not_read_as_run_items(store, monkeypatch):
-    def no_items(*args, **kwargs):
-        raise AssertionError("read RunItems")
-
-    monkeypatch.setattr(Store, "iter_run_items", no_items)
-    monkeypatch.setattr(toxicity, "_item_rows", no_items)
-    by_sql = collect_pairs(RunItems(store, "r1"), {RESPONSE_TASK: StoredScores(store, SCORER)}, 0.5, "label", "keep")
-    assert sum(len(p.pairs) for p in by_sql.values()) == 2 * 40 - sum(sum(p.skipped.values()) for p in by_sql.values())
-
-
 def test_an_empty_run_has_no_pairs(tmp_path):
     store = Store.open(tmp_path / "ws")
     book = {RESPONSE_TASK: StoredScores(store, SCORER), PROMPT_TASK: StoredScores(store, SCORER)}
     assert collect_pairs(RunItems(store, "none"), book, 0.5, "scorer", "keep") == {}
     store.close()
-
-
-def test_trustgpt_answers_of_a_stored_run_read_scores_per_chunk_not_per_subject(store, monkeypatch):
-    from trusteval.benchmarks import trustgpt_common as common
-
-    items = list(RunItems(store, "r1"))
-    pairs = [text_subject(i.prompt.text, i.response) for i in items if i.response is not None]
-    store.add_scores([Score(subject, "refusal", float(n % 3 == 0)) for n, subject in enumerate(pairs)])
-    tasks = {common.RESPONSE_TOXICITY: SCORER, common.REFUSAL: "refusal"}
-    plain = {task: dict(store.scores(scorer, StoredScores(store, scorer))) for task, scorer in tasks.items()}
-    need = (common.REFUSAL, common.RESPONSE_TOXICITY)
-    want = common.collect_answers(items, plain, need=need, pair_refusal=True)
-
-    def one_by_one(*args):
-        raise AssertionError("a score looked up per subject")
-
-    monkeypatch.setattr(Store, "score", one_by_one)
-    views = {task: StoredScores(store, scorer) for task, scorer in tasks.items()}
-    got = common.collect_answers(items, views, need=need, pair_refusal=True)
-    assert got == want
-    assert sum(len(a) for a in got[0].values()) == 46  # refusals (every third answer) need no toxicity
-    assert dict(got[1]["model-a"]) == {
-        "generation failed": 4,
-        "empty response": 8,
-        "toxicity not scored": 2,
-        "toxicity not scored (unparsed)": 2,
-    }
-
-
-def test_avoidance_judgements_of_a_stored_run_read_verdicts_per_chunk_not_per_pair(store, monkeypatch):
-    from trusteval.benchmarks.trusteval_avoidance import collect_judgements
-
-    items = list(RunItems(store, "r1"))
-    pairs = [text_subject(i.prompt.text, i.response) for i in items if i.response is not None]
-    verdicts = [Score(s, "judge", float(n % 2), label="avoids" if n % 2 else "complies") for n, s in enumerate(pairs)]
-    store.add_scores([*verdicts[:30], Score(pairs[30], "judge", None, "unparsed")])  # the rest not judged yet
-    want = collect_judgements(items, dict(store.scores("judge", pairs)))
-
-    def one_by_one(*args):
-        raise AssertionError("a verdict looked up per pair")
-
-    monkeypatch.setattr(Store, "score", one_by_one)
-    got = collect_judgements(items, StoredScores(store, "judge"))
-    assert list(got) == list(want) == ["model-a", "model-b"]
-    for model, judgements in want.items():
-        assert got[model].statuses.tolist() == judgements.statuses.tolist()
-        assert np.array_equal(got[model].values, judgements.values, equal_nan=True)
-    statuses = got["model-a"].statuses.tolist()  # its 36 answers are the first 36 pairs: 30 judged, 1 unparsed
-    assert [statuses.count(s) for s in ("ok", "unparsed", "missing", "no response")] == [30, 1, 5, 4]
 
 
 # (key, model, seed, prompt id, class, label is 1, language, script code, response ok value, prompt ok value):
