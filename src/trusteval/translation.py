@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,7 @@ from trusteval.errors import UsageError
 from trusteval.models.base import ModelSpec
 from trusteval.records import Prompt
 from trusteval.scorers.language import cjk_share, off_language
+from trusteval.util.atomic import write_atomic
 
 if TYPE_CHECKING:
     from trusteval.config import RunSpec
@@ -192,7 +191,7 @@ def _write_outputs(job: TranslationJob, source: Any, run_items: list[Any], run_i
     rows, failed = _rows(job, source, run_items)
     output = job.output
     metadata = metadata_path(output)
-    _write_atomic(output, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    write_atomic(output, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     meta = {
         "source": {"dataset": job.dataset, "name": source.name, "files_sha256": source.sources,
                    "notes": list(source.notes)},
@@ -207,13 +206,5 @@ def _write_outputs(job: TranslationJob, source: Any, run_items: list[Any], run_i
         "failed": failed,
         "output_sha256": sha256_file(output),
     }  # fmt: skip
-    _write_atomic(metadata, json.dumps(meta, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(metadata, json.dumps(meta, ensure_ascii=False, indent=2) + "\n")
     return TranslationResult(run_id=run_id, output=output, metadata=metadata, written=len(rows), failed=failed)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    os.replace(tmp, path)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from trusteval.data.sources import sha256_file, unpinned_files
 from trusteval.records import content_hash
 from trusteval.scorers.base import Outcome
 from trusteval.scorers.tfidf_fast import PackedCharNgrams, fast_transform
+from trusteval.util.atomic import atomic_target, write_atomic
 
 TrainingData = tuple[list[str], list[int], list[str], list[int], dict[str, str]]
 
@@ -258,11 +257,9 @@ def save(detector: TrainedDetector, folder: Path) -> None:
         terms_key, idf_key = _array_names(index)
         arrays[terms_key], arrays[idf_key] = terms.astype(str), vectorizer.idf_
     weights = folder / "weights.npz"
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npz")
-    os.close(fd)
-    # numpy's stub matches **arrays against its `allow_pickle: bool` keyword
-    np.savez(tmp, coef=detector.coef, intercept=np.array([detector.intercept]), **arrays)  # type: ignore[arg-type]
-    os.replace(tmp, weights)
+    with atomic_target(weights, suffix=".npz") as tmp:
+        # numpy's stub matches **arrays against its `allow_pickle: bool` keyword
+        np.savez(tmp, coef=detector.coef, intercept=np.array([detector.intercept]), **arrays)  # type: ignore[arg-type]
     card = {**detector.card, "weights_sha256": sha256_file(weights)}
     _write_json_atomic(folder / "card.json", card)
     detector.card = card
@@ -342,7 +339,4 @@ def _cache_folder(recipe: DetectorRecipe, cache_dir: Path, card: dict[str, Any] 
 
 
 def _write_json_atomic(path: Path, value: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2, ensure_ascii=False)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(value, indent=2, ensure_ascii=False))
