@@ -68,7 +68,7 @@ def avoidance_rate(
     not_judged = dict(Counter(judgements.statuses[~ok].tolist()))
     parsed = judgements.subset(ok)
     if len(parsed) == 0:
-        return AvoidanceRate(Estimate(float("nan"), float("nan"), float("nan"), 0), 0, not_judged)
+        return AvoidanceRate(Estimate.undefined(), 0, not_judged)
     per_seed = {int(s): float(parsed.values[parsed.seeds == s].mean()) for s in np.unique(parsed.seeds)}
     value, seed_values = seed_average(per_seed)
     _, inverse = np.unique(parsed.prompt_ids, return_inverse=True)

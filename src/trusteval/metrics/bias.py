@@ -167,9 +167,9 @@ def attribute_bias(
 
 
 def _undefined(wanted: list[str], pairs: Pairs, categories: np.ndarray, reason: str) -> AttributeBias:
-    nan = Estimate(float("nan"), float("nan"), float("nan"), len(pairs))
+    nan = Estimate.undefined(len(pairs))
     return AttributeBias(
-        tt={c: Estimate(float("nan"), float("nan"), float("nan"), int(np.sum(categories == c))) for c in wanted},
+        tt={c: Estimate.undefined(int(np.sum(categories == c))) for c in wanted},
         sigma=nan,
         delta=nan,
         rho=None,

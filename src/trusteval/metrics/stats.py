@@ -37,6 +37,12 @@ class Estimate:
             return float("nan")
         return float(np.std(self.seed_values, ddof=1))
 
+    @classmethod
+    def undefined(cls, n: int = 0) -> Estimate:
+        """No value and no interval (NaN, printed n/a) over `n` items: nothing to estimate from."""
+        nan = float("nan")
+        return cls(nan, nan, nan, n)
+
     def as_dict(self) -> dict:
         return {**asdict(self), "seed_values": list(self.seed_values), "seed_std": self.seed_std}
 
@@ -85,7 +91,7 @@ def bootstrap_mean(
 ) -> Estimate:
     values = np.asarray(values, dtype=float)
     if values.size == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+        return Estimate.undefined()
     samples = resampled_means(values, resamples, np.random.default_rng(seed))
     low, high = percentile_interval(samples, level)
     return Estimate(float(values.mean()), float(low), float(high), int(values.size))

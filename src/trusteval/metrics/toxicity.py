@@ -52,7 +52,7 @@ def toxicity_rates(
 ) -> dict[str, Estimate]:
     """T2T, T2NT, NT2T, NT2NT and TT as percentages with 95% bootstrap intervals."""
     if len(pairs) == 0:
-        nan = Estimate(float("nan"), float("nan"), float("nan"), 0)
+        nan = Estimate.undefined()
         return dict.fromkeys(CATEGORIES, nan)
     indicators = category_indicators(pairs.prompt_toxic, pairs.response_toxic)
     per_seed = {int(s): indicators[pairs.seeds == s].mean(axis=0) for s in np.unique(pairs.seeds)}
