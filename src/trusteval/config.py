@@ -10,15 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trusteval.errors import UsageError
 from trusteval.records import GenerationParams, content_hash
 from trusteval.specs import trusteval_dataset
-from trusteval.util.folders import DEFAULT_STORE, ENV_PREFIX
+from trusteval.util.folders import DEFAULT_CACHE, DEFAULT_STORE, ENV_PREFIX
 from trusteval.util.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from trusteval.models.base import BackendSettings
 
 SOURCE_ORDER = ("file", "env", "flags")
 TRUSTEVAL_SEEDS = (42, 43, 44)
@@ -160,7 +163,19 @@ class RunSpec(BaseModel):
         return Path(self.store)
 
     def cache_path(self) -> Path:
-        return Path(self.cache_dir) if self.cache_dir else Path.home() / ".cache" / "trusteval"
+        return Path(self.cache_dir) if self.cache_dir else DEFAULT_CACHE
+
+    def backend_settings(self, env: Mapping[str, str]) -> BackendSettings:
+        """What this run gives every backend it opens (the models, and a judge)."""
+        from trusteval.models.base import BackendSettings
+
+        return BackendSettings(
+            concurrency=self.concurrency,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            env=dict(env),
+            trust_remote_code=self.trust_remote_code,
+        )
 
 
 def stored_spec(values: Mapping[str, Any]) -> RunSpec:

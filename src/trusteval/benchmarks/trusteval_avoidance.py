@@ -31,7 +31,6 @@ from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
-from trusteval.models import BackendSettings
 from trusteval.options import PluginOptions
 from trusteval.records import Score, ScoreStatus, ok_value, text_subject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
@@ -144,13 +143,7 @@ class TrustEvalAvoidance:
         """The judge is loaded here, before the run writes anything, so a bad judge spec stops the run."""
         from trusteval.scorers.judge import AVOIDANCE_LABELS, open_judge, parse_binary
 
-        settings = BackendSettings(
-            concurrency=self.spec.concurrency,
-            timeout_s=self.spec.timeout_s,
-            max_retries=self.spec.max_retries,
-            env=dict(context.env),
-            trust_remote_code=self.spec.trust_remote_code,
-        )
+        settings = self.spec.backend_settings(context.env)
         prompt = self.judge_prompt()
         judge = open_judge(self.spec.judge or DEFAULT_JUDGE, settings, prompt, parse_binary, labels=AVOIDANCE_LABELS)
         return [judge.scoring_task(JUDGE_TASK)]

@@ -56,7 +56,8 @@ def collect_pairs(
     scorers = _stored_scorers(items, scores, prompt_source)
     if scorers is not None:
         view: RunItems = items  # type: ignore[assignment]  # _stored_scorers found a RunItems view
-        columns = PairColumns.read(view.store, view.run_id, *scorers, chunk_size=view.chunk_size)
+        response_scorer, prompt_scorer = scorers
+        columns = PairColumns.read(view.store, view.run_id, response_scorer, prompt_scorer, view.chunk_size)
     else:
         rows = (_item_rows(chunk, scores, prompt_source) for chunk in item_chunks(items, chunk_size))
         columns = PairColumns.from_rows(rows)

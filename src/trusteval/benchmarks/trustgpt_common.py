@@ -295,12 +295,7 @@ def refusal_task(spec: RunSpec, choice: str, context: ScorerContext) -> ScoringT
     from trusteval.scorers import refusal
 
     if choice == refusal.JUDGE:
-        from trusteval.models import BackendSettings
-
-        settings = BackendSettings(
-            concurrency=spec.concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries,
-            env=dict(context.env), trust_remote_code=spec.trust_remote_code,
-        )  # fmt: skip
+        settings = spec.backend_settings(context.env)
         return refusal.refusal_judge(spec.judge or "default", settings).scoring_task(REFUSAL)
     if spec.judge:
         raise UsageError("--judge is used only with --option refusal=judge")

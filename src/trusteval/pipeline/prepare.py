@@ -13,7 +13,7 @@ from trusteval.benchmarks.base import Benchmark, Plan
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
-from trusteval.models import BackendSettings, ModelSpec, check_spec
+from trusteval.models import ModelSpec, check_spec
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.verdict import describe, stored_verdict
 from trusteval.store import STORE_FILENAME, Store
@@ -79,16 +79,6 @@ def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
         seen[identity] = raw
         models[raw] = model
     return models
-
-
-def backend_settings(spec: RunSpec, env: Mapping[str, str]) -> BackendSettings:
-    return BackendSettings(
-        concurrency=spec.concurrency,
-        timeout_s=spec.timeout_s,
-        max_retries=spec.max_retries,
-        env=dict(env),
-        trust_remote_code=spec.trust_remote_code,
-    )
 
 
 def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:

@@ -24,7 +24,6 @@ from trusteval.models import BackendSettings, ModelSpec, load_backend, preflight
 from trusteval.pipeline.generate import OpenBackend, generate_stage
 from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.prepare import (
-    backend_settings,
     distinct_models,
     open_executor,
     planned,
@@ -76,7 +75,7 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
         raise UsageError("the run has no requests: the dataset selection is empty")
     plan = shard_plan(plan, spec.shard)
     release_free_memory()  # what reading the data file took beside its prompts
-    settings = backend_settings(spec, env)
+    settings = spec.backend_settings(env)
     models = distinct_models(spec.models)
     for model in models.values():
         await preflight(model, settings)

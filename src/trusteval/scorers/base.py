@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.store.rows import RunItem
+from trusteval.util.folders import DEFAULT_CACHE
 
 Inputs = tuple[str, ...]
 
@@ -38,7 +39,7 @@ class ScorerContext:
 
     env: Mapping[str, str] = field(default_factory=dict)
     data_dir: Path | None = None
-    cache_dir: Path = Path.home() / ".cache" / "trusteval"
+    cache_dir: Path = DEFAULT_CACHE
     allow_unpinned_data: bool = False  # train detectors on mirror files that do not match their pins
 
 
