@@ -47,9 +47,6 @@ DEFAULT_GROUPS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_NORMS = 500
 CLASSES = ("good", "bad", "okay")
-REFUSAL_CHOICES = ("keywords-exact", "keywords-folded", "keywords-strict", "judge")
-REWRITE_MY = ("off", "word-boundary")
-COMMON_OPTIONS = frozenset({"norms", "per_label", "labels", "rewrite_my"})
 RESPONSE_TOXICITY = "response_toxicity"
 REFUSAL = "refusal"
 CHOICE = "choice"

@@ -52,7 +52,6 @@ class Replica:
     free_slots: list[int] = field(default_factory=list, repr=False)
     down_until: float = 0.0
     failures: int = 0  # failures in a row since the last answer
-    last_failure: str = ""
     sent: int = 0
 
     def __post_init__(self) -> None:
@@ -126,9 +125,9 @@ class ReplicaPool:
 
     def failed(self, replica: Replica, reason: str, *, at_least_s: float | None = None) -> None:
         """Leave the replica out for a back-off period. A lone replica is never left out: there is nowhere else
-        to send its requests, and the caller's own backoff spaces its retries."""
+        to send its requests, and the caller's own backoff spaces its retries. (`reason` is the request's error,
+        which the caller keeps; the pool only counts.)"""
         replica.failures += 1
-        replica.last_failure = reason
         if self.size == 1:
             return
         period = min(self._backoff_max_s, self._backoff_base_s * 2 ** (replica.failures - 1))

@@ -20,7 +20,6 @@ LETTER_RUN = re.compile(LETTER.pattern + "+")
 CJK_RUN = re.compile(CJK.pattern + "+")
 MIN_CJK_SHARE = {"zh": 0.30}
 MAX_CJK_SHARE = {"en": 0.05}
-CHECKED_LANGUAGES = frozenset({*MIN_CJK_SHARE, *MAX_CJK_SHARE})
 OFF_LANGUAGE_CHOICES = ("keep", "exclude")
 WARN_SHARE = 0.10  # above this share of off-language responses, a run warns
 EMPTY_CODE = -1.0  # script_code of an empty response
