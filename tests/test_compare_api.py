@@ -76,7 +76,7 @@ def test_api_dataframes(two_runs):
     rows = trusteval.rows(folder, before.run_id)
     assert len(rows) == 32 and (rows.response == rows.prompt).all()
     assert (rows.response_toxicity == rows.prompt_toxicity).all()
-    table = trusteval.metrics(folder, before.run_id)
+    table = trusteval.run_metrics(folder, before.run_id)
     tt = table[(table.model == "persona:echo") & (table.metric == "overall/TT")].iloc[0]
     assert tt.value == pytest.approx(before.metrics["models"]["persona:echo"]["overall"]["TT"]["value"])
     assert tt.low <= tt.value <= tt.high and tt.n > 0
@@ -164,7 +164,7 @@ def test_import_trusteval_is_cheap():
     code = f"import json, sys, trusteval; print(json.dumps([m for m in {heavy} if m in sys.modules]))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
-    assert callable(trusteval.metrics) and callable(trusteval.rows)
+    assert callable(trusteval.run_metrics) and callable(trusteval.rows)
 
 
 def test_compare_and_tables_print_one_p_for_one_pair_of_rates(two_runs):

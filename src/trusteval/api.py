@@ -4,7 +4,7 @@
     summary = trusteval.run({"benchmark": "trusteval-toxicity", "models": ["default"], "limit": 8})
     trusteval.runs("trusteval-workspace")                    # one row per run
     trusteval.rows("trusteval-workspace", summary.run_id)     # prompt, response, labels, scores
-    trusteval.metrics("trusteval-workspace", summary.run_id)  # one row per metric: value, low, high, n
+    trusteval.run_metrics("trusteval-workspace", summary.run_id)  # one row per metric: value, low, high, n
 
 `store` is a workspace folder (what `--store` names) or an open `Store`. Reading opens the store read-only.
 `run` works inside a running event loop (Jupyter): the run then goes on a worker thread with its own loop.
@@ -97,7 +97,7 @@ def _flatten(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str
         yield path, {"value": value}
 
 
-def metrics(store: StoreLike, run_id: str) -> pd.DataFrame:
+def run_metrics(store: StoreLike, run_id: str) -> pd.DataFrame:
     """A run's metrics, one row each: model (when the metric is per model), metric path, value, low, high, n."""
     from trusteval.report.results import run_results
 

@@ -1,5 +1,4 @@
 """Metrics: pure functions from arrays of scores to estimates. Intervals come only from `stats`.
 
-`trusteval.metrics` is also the API call `trusteval.metrics(store, run_id)` (docs/api.md): the top-level
-package (trusteval/__init__.py) makes this package callable; nothing here knows of the API.
+(A run's metrics as a DataFrame are the API's `trusteval.run_metrics(store, run_id)`, docs/api.md.)
 """
