@@ -69,10 +69,10 @@ def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, 
     from trusteval.report.results import run_results
     from trusteval.store.merge import merged_status, missing_shards, run_datasets
     from trusteval.store.run_owner import run_status
+    from trusteval.store.run_record import RunRecord
 
     results = run_results(store, run_id)
-    store.put_aggregate(run_id, "metrics", results.metrics)
-    store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
+    RunRecord(store, run_id).record_results(results.metrics, [t.as_dict() for t in results.tables])
     missing = missing_shards(set(shards))
     store.finish_run(run_id, merged_status(shards))
     info = store.run_info(run_id) or {}

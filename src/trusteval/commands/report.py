@@ -50,6 +50,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from trusteval.report.console import print_tables
     from trusteval.report.results import run_results
     from trusteval.report.tables import write_tables
+    from trusteval.store.run_record import RunRecord
 
     limit = samples_limit(args.samples, args.html)
     store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
@@ -63,7 +64,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             check_run(store, other)
         found = {r: run_results(store, r) for r in run_ids}
         statuses = current_statuses(store, run_ids)
-        timings = [dict(store.aggregate(r, "timings") or []) for r in run_ids]
+        timings = [RunRecord(store, r).timings() for r in run_ids]
         unfinished = status_notes(store, statuses)
         if args.html:
             from trusteval.report.html_write import write_runs_html
@@ -110,12 +111,13 @@ def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
     """One line per run that is not complete or holds one shard only: why, and what to do."""
     from trusteval.report.unpinned import unpinned_note
     from trusteval.store.merge import MERGED_SHARDS, missing_shards
+    from trusteval.store.run_record import RunRecord
 
     notes = []
     for run_id, status in statuses.items():
         if unpinned := unpinned_note(store, run_id):
             notes.append(unpinned)
-        shard = store.aggregate(run_id, "shard")
+        shard = RunRecord(store, run_id).shard()
         if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
             notes.append(f"run {run_id} holds shard {shard} only: its tables and rows cover that slice only")
         if status != "complete":

@@ -40,6 +40,7 @@ from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
 from trusteval.store import Store
 from trusteval.store.run_owner import record_owner, release_run
+from trusteval.store.run_record import RunData, RunRecord
 from trusteval.store.shards import in_shard
 from trusteval.store.views import RunItems
 from trusteval.tables.table import Table
@@ -144,12 +145,12 @@ async def _generate_score_report(context: RunContext) -> RunSummary:
     results = stored_results(store, run_id, context.benchmark, items)
     timings["aggregate"] = time.monotonic() - clock
     # of the latest invocation (a resumed run reuses stored work); pairs, to keep the stage order in the JSON
-    store.put_aggregate(run_id, "timings", list(timings.items()))
+    record = RunRecord(store, run_id)
+    record.record_timings(timings)
     summary.metrics, summary.tables = results.metrics, results.tables
     summary.answers_redacted = int(results.metrics.get("answers_redacted", 0))
     summary.notes += tuple(results.metrics.get("warnings", ()))
-    store.put_aggregate(run_id, "metrics", results.metrics)
-    store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])
+    record.record_results(results.metrics, [t.as_dict() for t in results.tables])
     summary.status = "complete" if summary.failed == 0 and summary.score_failures == 0 else "incomplete"
     store.finish_run(run_id, summary.status)
     report_dir = write_report(spec.store_path() / "reports" / run_id, results.tables, run_id)
@@ -206,19 +207,19 @@ def record_run(
         items=ItemRows(plan.items),
         replaces=in_shard(spec.shard),
     )
-    store.put_aggregate(spec.run_id, "tasks", {t.name: t.scorer_id for t in tasks})
-    store.put_aggregate(spec.run_id, "tool", {"trusteval": __version__})  # of the latest invocation
-    identities = model_identities(plan.items)
-    store.put_aggregate(spec.run_id, "models", identities)  # what `trusteval tables` keys rows by
-    data = {
-        "notes": list(plan.notes),
-        "sources": plan.dataset.sources,
-        "content_sha256": data_sha256 or content_sha256(plan.dataset.prompts),
-        "allow_unpinned_data": spec.allow_unpinned_data,
-    }
-    store.put_aggregate(spec.run_id, "data", data)
-    if spec.shard:
-        store.put_aggregate(spec.run_id, "shard", spec.shard)
+    data = RunData(
+        notes=tuple(plan.notes),
+        sources=plan.dataset.sources,
+        content_sha256=data_sha256 or content_sha256(plan.dataset.prompts),
+        allow_unpinned_data=spec.allow_unpinned_data,
+    )
+    RunRecord(store, spec.run_id).record_start(
+        tasks={t.name: t.scorer_id for t in tasks},
+        version=__version__,  # of the latest invocation
+        models=model_identities(plan.items),  # what `trusteval tables` keys rows by
+        data=data,
+        shard=spec.shard,
+    )
 
 
 class ItemRows:

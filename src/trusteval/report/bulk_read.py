@@ -19,6 +19,7 @@ from trusteval.records import ScoreStatus
 from trusteval.report.stored_run import StoredRun
 from trusteval.scorers.language import response_checks, script_code
 from trusteval.store import Store
+from trusteval.store.run_record import RunRecord
 
 PLAN_FAMILY = {"trusteval-toxicity": "toxicity-pairs", "trusteval-bias": "toxicity-pairs"}
 PLAN_FIELDS = ("models", "dataset", "limit", "sample_seed", "seeds", "temperature", "top_p", "max_new_tokens",
@@ -128,10 +129,10 @@ class BulkLookup:
         """What fixes a run's requests: the planning fields of its spec, the data files' hashes, and - as a
         check - the number and the smallest and largest of its request keys."""
         planned = run.spec.model_dump(include=set(PLAN_FIELDS))
-        data = self.store.aggregate(run.run_id, "data") or {}
+        data = RunRecord(self.store, run.run_id).data()
         count, low, high = self.store.run_item_span(run.run_id)
         family = PLAN_FAMILY.get(run.benchmark, run.benchmark)
-        sources = json.dumps(data.get("sources"), sort_keys=True)
+        sources = json.dumps(data.sources, sort_keys=True)
         return family, json.dumps(planned, sort_keys=True), sources, count, low, high
 
     def _read_columns(self, run: StoredRun, models: Sequence[str]) -> PairColumns | None:

@@ -45,6 +45,7 @@ from trusteval.scorers.language import script_code
 from trusteval.scorers.validation import scorer_info
 from trusteval.specs import trusteval_dataset
 from trusteval.store import Store
+from trusteval.store.run_record import RunRecord
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table
 from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_table5
@@ -91,7 +92,7 @@ def find_runs(
         label = spec.dataset or row["dataset"]
         if dataset is not None and not {dataset, trusteval_dataset(dataset)} & _dataset_names(label, row["dataset"]):
             continue
-        tasks = store.aggregate(row["run_id"], "tasks") or {}
+        tasks = RunRecord(store, row["run_id"]).tasks()
         identities = model_identities(store, row["run_id"])
         found.append(StoredRun(row["run_id"], row["benchmark"], label, row["updated_at"], spec, tasks, identities))
     return found
@@ -100,10 +101,8 @@ def find_runs(
 def model_identities(store: Store, run_id: str) -> dict[str, str]:
     """Each model of a run (as written) and its identity: recorded with the run, or - in a store written before
     that - read from the requests, which have always been keyed by identity."""
-    recorded = store.aggregate(run_id, "models")
-    if isinstance(recorded, dict):
-        return recorded
-    return store.request_identities(run_id)
+    recorded = RunRecord(store, run_id).models()
+    return recorded if recorded is not None else store.request_identities(run_id)
 
 
 def _dataset_names(*labels: str) -> set[str]:
@@ -271,7 +270,7 @@ def _group_tables(
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))
     scorer_id = group.latest.tasks.get(RESPONSE_TASK, "")
-    data_sha = (store.aggregate(group.latest.run_id, "data") or {}).get("content_sha256")
+    data_sha = RunRecord(store, group.latest.run_id).data().content_sha256
     info = scorer_info(store, scorer_id, group.dataset, data_sha)
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))

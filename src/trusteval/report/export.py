@@ -15,12 +15,13 @@ from typing import IO, Any
 from trusteval.records import TaskSubject, task_subject, text_subject
 from trusteval.report.tables import CSV_LINE_END, safe_spreadsheet_cell
 from trusteval.store import RunItem, Store
+from trusteval.store.run_record import RunRecord
 
 
 def export_records(store: Store, run_id: str, details: bool = False) -> Iterator[dict[str, Any]]:
     """A run's rows; `details` (the HTML report) adds the prompt's language `lang` and each task's `<task>_label`
     (a judge's verdict, e.g. avoids / complies)."""
-    tasks: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    tasks = RunRecord(store, run_id).tasks()
     items = store.run_items(run_id)
     subjects = [s for item in items for s in _subjects(item)]
     scores = {name: store.scores(scorer_id, subjects) for name, scorer_id in tasks.items()}

@@ -16,6 +16,7 @@ from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import RunItem, Store
+from trusteval.store.run_record import RunRecord
 from trusteval.store.views import RunItems, StoredScores
 from trusteval.untrusted.answers import ANSWER_REDACTED
 
@@ -25,10 +26,11 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
 
     Scores are looked up as the benchmark asks for them (StoredScores), never all held at once; `items` may be
     a RunItems view, so a run of any size is aggregated in the memory its benchmark's own arrays need."""
-    task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    record = RunRecord(store, run_id)
+    task_ids = record.tasks()
     book = {name: StoredScores(store, scorer_id) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
-    data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
+    data_sha = record.data().content_sha256
     info = {name: scorer_info(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
     for name, scorer_id in task_ids.items():
         if scorer_id.startswith("judge/"):
