@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset
@@ -64,6 +64,14 @@ class Benchmark(Protocol):
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]: ...
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results: ...
+
+
+@runtime_checkable
+class HasScorerControl(Protocol):
+    """A benchmark with the scorer bias control (metrics/scorer_bias.py): `counterfactual_texts(items)` are the
+    group-swapped copies of its responses that the pipeline scores beside the run's own (pipeline/score.py)."""
+
+    def counterfactual_texts(self, items: Sequence[RunItem]) -> list[str]: ...
 
 
 def render_messages(template: str, text: str, system: str | None = None) -> tuple[tuple[str, str], ...]:

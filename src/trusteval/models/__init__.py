@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import inspect
 import sys
+from types import ModuleType
 
-from trusteval.models.base import Backend, BackendSettings, ModelSpec
+from trusteval.models.base import (
+    Backend,
+    BackendSettings,
+    HasIdentityParts,
+    HasOperationalOptions,
+    HasPreflight,
+    ModelSpec,
+)
 from trusteval.registry import Registry
 from trusteval.specs import OPERATIONAL_OPTIONS
 
@@ -16,15 +24,17 @@ BACKENDS.register("openai", "trusteval.models.openai:create")
 BACKENDS.register("replay", "trusteval.models.replay:create")
 
 
+def _backend_module(backend: str) -> ModuleType | None:
+    """The module of a backend's factory, where its optional hooks live (models/base.py: HasPreflight, ...)."""
+    return sys.modules.get(BACKENDS.get(backend).__module__)
+
+
 def backend_identity(spec: ModelSpec) -> str:
     """The spec's identity under its backend's own rules (OPERATIONAL_OPTIONS, identity_parts); a backend that
     declares none (a plugin, a test double) gets the shared list in trusteval.specs."""
-    module = None
-    if spec.backend in BACKENDS.names():
-        module = sys.modules.get(BACKENDS.get(spec.backend).__module__)
-    operational = getattr(module, "OPERATIONAL_OPTIONS", OPERATIONAL_OPTIONS)
-    parts = getattr(module, "identity_parts", None)
-    name, extra = parts(spec) if parts else (spec.name, {})
+    module = _backend_module(spec.backend) if spec.backend in BACKENDS.names() else None
+    operational = module.OPERATIONAL_OPTIONS if isinstance(module, HasOperationalOptions) else OPERATIONAL_OPTIONS
+    name, extra = module.identity_parts(spec) if isinstance(module, HasIdentityParts) else (spec.name, {})
     return spec.identity_with(operational, name=name, extra=extra)
 
 
@@ -50,11 +60,10 @@ async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
     A backend module may define `preflight(spec, settings)` (plain or async); without one, nothing is checked
     until the backend loads.
     """
-    factory = BACKENDS.get(spec.backend)
-    check = getattr(sys.modules.get(factory.__module__), "preflight", None)
-    if check is None:
+    module = _backend_module(spec.backend)
+    if not isinstance(module, HasPreflight):
         return
-    result = check(spec, settings)
+    result = module.preflight(spec, settings)
     if inspect.isawaitable(result):
         await result
 

@@ -8,7 +8,7 @@ A model spec is `backend:name?option=value&...` (see `trusteval.specs`), for exa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,3 +64,32 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+
+# -- optional hooks of a backend's module ----------------------------------------------------------------
+# A backend is registered as its factory (`module:create`); these module-level hooks are found on the
+# factory's module by protocol (models/__init__.py). They act before any backend exists, so they are the
+# module's, not the Backend instance's.
+
+
+@runtime_checkable
+class HasPreflight(Protocol):
+    """`preflight(spec, settings)`, plain or async: cheap checks before a run writes anything."""
+
+    def preflight(self, spec: ModelSpec, settings: BackendSettings) -> Awaitable[None] | None: ...
+
+
+@runtime_checkable
+class HasOperationalOptions(Protocol):
+    """`OPERATIONAL_OPTIONS`: the options that change how a model runs, not what it answers (left out of its
+    identity); without it, trusteval.specs.OPERATIONAL_OPTIONS."""
+
+    OPERATIONAL_OPTIONS: frozenset[str]
+
+
+@runtime_checkable
+class HasIdentityParts(Protocol):
+    """`identity_parts(spec) -> (name, extra)`: the name and extra fields the identity is made of (a file's
+    hash instead of its path, say); without it, the spec's name."""
+
+    def identity_parts(self, spec: ModelSpec) -> tuple[str, dict[str, str]]: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from trusteval.benchmarks.base import Benchmark
+from trusteval.benchmarks.base import Benchmark, HasScorerControl
 from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.seen import SeenSubjects
 from trusteval.pipeline.summary import RunSummary
@@ -89,9 +89,8 @@ async def control_stage(
     """Score the scorer bias control's group-swapped copies with the response toxicity scorer (stored and
     reused like every score; metrics/scorer_bias.py). Only for benchmarks that have the control; its counts
     stay out of the run summary, which counts the run's own items."""
-    texts_for = getattr(benchmark, "counterfactual_texts", None)
     task = next((t for t in tasks if t.name == CONTROL_TASK), None)
-    if texts_for is None or task is None:
+    if not isinstance(benchmark, HasScorerControl) or task is None:
         return
-    inputs = {text_subject(text): (text,) for text in texts_for(items)}
+    inputs = {text_subject(text): (text,) for text in benchmark.counterfactual_texts(items)}
     await score_missing(store, task, inputs, progress, "score scorer control", in_flight=task.in_flight)
