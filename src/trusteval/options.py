@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable, Mapping
-from typing import Annotated, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, ClassVar, Literal, Protocol, TypeVar, Union, get_args, get_origin, runtime_checkable
 
 import annotated_types
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
@@ -210,8 +210,17 @@ def read_spec_options(model: type[M], spec: Spec) -> M:
     return parse_options(model, spec.options, f"spec '{spec.shown}'")
 
 
+@runtime_checkable
+class HasOptions(Protocol):
+    """A plugin's module that declares its `?key=value` options as a PluginOptions model named `Options`."""
+
+    Options: type[PluginOptions]
+
+
 def options_model(factory: Callable[..., object]) -> type[PluginOptions] | None:
     """The options model a plugin's module declares as `Options`, if any."""
     module = sys.modules.get(getattr(factory, "__module__", ""))
-    found = getattr(module, "Options", None)
+    if not isinstance(module, HasOptions):
+        return None
+    found = module.Options
     return found if isinstance(found, type) and issubclass(found, PluginOptions) else None
