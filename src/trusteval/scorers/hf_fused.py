@@ -95,6 +95,12 @@ def _is_exact_gelu(torch: Any, activation: Any) -> bool:
 
 def _layer_types(torch: Any) -> dict[str, type]:
     """The fused modules, defined here so that importing this file does not import torch."""
+    linears = _linear_types(torch)
+    return {**linears, **_projection_types(torch, linears["plain"])}
+
+
+def _linear_types(torch: Any) -> dict[str, type]:
+    """A linear layer with its weight packed for oneDNN, alone or fused with GELU or with residual + norm."""
     mkldnn = torch.ops.mkldnn
 
     class PackedLinear(torch.nn.Module):
@@ -128,13 +134,19 @@ def _layer_types(torch: Any) -> dict[str, type]:
             )
             return self.LayerNorm(self.shaped(summed, x))
 
+    return {"plain": PackedLinear, "gelu": LinearGelu, "residual": LinearResidualNorm}
+
+
+def _projection_types(torch: Any, packed_linear: type) -> dict[str, type]:
+    """Query, key and value projections computed in one packed matmul (`qkv`), each seen through a `third`."""
+
     class JointProjection(torch.nn.Module):
         """query, key and value in one matmul. The attention calls its three projections one after another on
         the same input: the first computes all three, the others take their slice of the kept result."""
 
         def __init__(self, linears: list[Any]) -> None:
             super().__init__()
-            self.joint = PackedLinear(_concatenated(torch, linears))
+            self.joint = packed_linear(_concatenated(torch, linears))
             self.widths = [linear.out_features for linear in linears]
             self._kept = threading.local()  # per thread: a scorer may run on a worker thread
 
@@ -160,13 +172,7 @@ def _layer_types(torch: Any) -> dict[str, type]:
         def forward(self, x: Any) -> Any:
             return self.joint[0].part(x, self.index)
 
-    return {
-        "plain": PackedLinear,
-        "gelu": LinearGelu,
-        "residual": LinearResidualNorm,
-        "qkv": JointProjection,
-        "third": Third,
-    }
+    return {"qkv": JointProjection, "third": Third}
 
 
 def _concatenated(torch: Any, linears: list[Any]) -> Any:
