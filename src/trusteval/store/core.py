@@ -2,7 +2,7 @@
 
 Rows are keyed by content hashes, so writing a row twice is a no-op and a killed run resumes by skipping the
 keys already present. Every write is its own short transaction: a process killed at any moment loses at most
-the work in flight. Schema changes are append-only migrations. Every answer, failure reason and score detail
+the work in flight. Schema changes are append-only migrations (store/migrations.py). Every answer, failure reason and score detail
 passes through `trusteval.untrusted.answers` on its way in: capped, valid Unicode, secrets redacted.
 """
 
@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
 from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+from trusteval.store.migrations import MIGRATIONS as MIGRATIONS  # re-exported
+from trusteval.store.migrations import apply_migrations
 from trusteval.store.reads import StoreReads
 from trusteval.store.rows import PROMPT_COLUMNS, RowDigest, batched, prompt_row
 from trusteval.store.rows import RunItem as RunItem  # re-exported: readers import it from here
@@ -29,101 +31,6 @@ STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000
 WRITE_CHUNK = 10_000  # rows encoded and written at a time: bounds memory, not transactions
 T = TypeVar("T")
-
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE runs (
-        run_id TEXT PRIMARY KEY,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        benchmark TEXT NOT NULL,
-        dataset TEXT NOT NULL,
-        spec TEXT NOT NULL,
-        status TEXT NOT NULL
-    );
-    CREATE TABLE prompts (
-        dataset TEXT NOT NULL,
-        prompt_id TEXT NOT NULL,
-        text TEXT NOT NULL,
-        lang TEXT NOT NULL,
-        label INTEGER,
-        category TEXT,
-        attributes TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        PRIMARY KEY (dataset, prompt_id)
-    );
-    CREATE TABLE requests (
-        key TEXT PRIMARY KEY,
-        model TEXT NOT NULL,
-        messages TEXT NOT NULL,
-        params TEXT NOT NULL,
-        seed INTEGER NOT NULL
-    );
-    CREATE TABLE run_items (
-        run_id TEXT NOT NULL REFERENCES runs(run_id),
-        request_key TEXT NOT NULL REFERENCES requests(key),
-        model TEXT NOT NULL,
-        seed INTEGER NOT NULL,
-        dataset TEXT NOT NULL,
-        prompt_id TEXT NOT NULL,
-        variant TEXT NOT NULL,
-        PRIMARY KEY (run_id, request_key)
-    );
-    CREATE TABLE generations (
-        key TEXT PRIMARY KEY,
-        text TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        finish_reason TEXT,
-        latency_s REAL,
-        prompt_tokens INTEGER,
-        completion_tokens INTEGER,
-        retries INTEGER NOT NULL DEFAULT 0,
-        created_at REAL NOT NULL
-    );
-    CREATE TABLE generation_failures (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        key TEXT NOT NULL,
-        error TEXT NOT NULL,
-        retries INTEGER NOT NULL DEFAULT 0,
-        created_at REAL NOT NULL
-    );
-    CREATE INDEX generation_failures_key ON generation_failures(key);
-    CREATE TABLE scores (
-        subject TEXT NOT NULL,
-        scorer TEXT NOT NULL,
-        value REAL,
-        status TEXT NOT NULL,
-        label TEXT,
-        detail TEXT,
-        created_at REAL NOT NULL,
-        PRIMARY KEY (subject, scorer)
-    );
-    CREATE TABLE scorers (
-        scorer TEXT PRIMARY KEY,
-        info TEXT NOT NULL
-    );
-    CREATE TABLE aggregates (
-        run_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        value TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        PRIMARY KEY (run_id, name)
-    );
-    """,
-    """
-    CREATE TABLE leases (
-        key TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        expires_at REAL NOT NULL
-    );
-    """,
-    # Prompts are stored under a content-versioned id (Prompt.content_key); source_id keeps the dataset's own
-    # id. Rows written before this migration have source_id NULL: their prompt_id is the dataset's id.
-    """
-    ALTER TABLE prompts ADD COLUMN source_id TEXT;
-    """,
-)
-
 
 DISK_FULL_HINT = "the disk is full; free space and run the same command again (nothing stored is lost)"
 NOT_WRITABLE_HINT = "the store is not writable; fix its permissions or pass another --store"
@@ -286,14 +193,7 @@ class Store(StoreReads):
     def _migrate(self) -> None:
         try:
             with self.transaction() as conn:
-                conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)")
-                done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-                for version, script in enumerate(MIGRATIONS, start=1):
-                    if version in done:
-                        continue
-                    for statement in filter(str.strip, script.split(";")):
-                        conn.execute(statement)
-                    conn.execute("INSERT INTO schema_migrations (version) VALUES (?)", (version,))
+                apply_migrations(conn)
         except sqlite3.DatabaseError as exc:
             if _hint(str(exc)) != str(exc):
                 raise self._store_error(exc) from exc
