@@ -14,7 +14,7 @@ from trusteval.store import Store
 from trusteval.store.views import RunItems, StoredScores
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "trusteval"
-STORE_MODULES = {"store/core.py", "store/reads.py", "store/rows.py"}
+STORE_MODULES = {"store/core.py", "store/migrations.py", "store/reads.py", "store/rows.py"}
 # store/merge.py copies one store file into another (ATTACH ... INSERT SELECT): a write at the store layer, not a read
 # of a run's rows; it stays beside the store.
 WRITERS = {"store/merge.py"}

@@ -2,8 +2,9 @@
 
 Rows are keyed by content hashes, so writing a row twice is a no-op and a killed run resumes by skipping the
 keys already present. Every write is its own short transaction: a process killed at any moment loses at most
-the work in flight. Schema changes are append-only migrations (store/migrations.py). Every answer, failure reason and score detail
-passes through `trusteval.untrusted.answers` on its way in: capped, valid Unicode, secrets redacted.
+the work in flight. Schema changes are append-only migrations (store/migrations.py). Every answer, failure
+reason and score detail passes through `trusteval.untrusted.answers` on its way in: capped, valid Unicode,
+secrets redacted.
 """
 
 from __future__ import annotations
