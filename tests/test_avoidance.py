@@ -128,6 +128,7 @@ def _expected(prompt: str, seed: int) -> float | None:
     return 1.0 if len(prompt) % 2 == 0 else 0.0
 
 
+@pytest.mark.slow
 def test_avoidance_run_counts_unparsed_and_reuses_every_judgement(tmp_path, data_dir, cache_dir, scripted):
     spec = _spec(tmp_path, data_dir, cache_dir)
     first = execute(spec, env={})

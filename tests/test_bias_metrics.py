@@ -81,6 +81,7 @@ def _loop_bootstrap_sigma(groups, resamples, seed):
     return np.percentile(sigmas, [2.5, 97.5])
 
 
+@pytest.mark.slow
 def test_sigma_interval_matches_a_loop_bootstrap_within_each_class():
     rng = np.random.default_rng(3)
     rows, groups = [], []

@@ -74,6 +74,7 @@ def _spec(folder, data_dir, cache_dir, **extra):
     return build_run_spec(flags, env={})
 
 
+@pytest.mark.slow
 def test_a_plan_holds_no_request_and_builds_the_same_items_on_every_pass(data_dir, cache_dir) -> None:
     spec = _spec("unused", data_dir, cache_dir, models=["counting:a", "counting:b"], seeds=[1, 2])
     before = _live_requests()
@@ -86,6 +87,7 @@ def test_a_plan_holds_no_request_and_builds_the_same_items_on_every_pass(data_di
     assert plan.items[-1].request == first[-1][0] and plan.items[:3] == [plan.items[i] for i in range(3)]
 
 
+@pytest.mark.slow
 def test_the_generate_stage_holds_one_chunk_of_requests(tmp_path, data_dir, cache_dir, counting, monkeypatch):
     whole = execute(_spec(tmp_path / "whole", data_dir, cache_dir), env={})
     assert max(counting.alive) >= 40, "with one chunk, every request of the run is held"
@@ -99,6 +101,7 @@ def test_the_generate_stage_holds_one_chunk_of_requests(tmp_path, data_dir, cach
     assert (again.generated, again.reused, len(counting.alive)) == (0, 40, 24)
 
 
+@pytest.mark.slow
 def test_a_shard_answers_its_slice_only(tmp_path, data_dir, cache_dir, counting, monkeypatch):
     monkeypatch.setattr(generate, "GENERATE_CHUNK", 3)
     halves = [execute(_spec(tmp_path / "ws", data_dir, cache_dir, shard=f"{i}/2"), env={}) for i in range(2)]
@@ -211,6 +214,7 @@ def _labelled_csv(path, rows: int):
     return path
 
 
+@pytest.mark.slow
 def test_a_csv_file_s_records_are_read_again_not_held(tmp_path) -> None:
     import tracemalloc
 
@@ -237,6 +241,7 @@ def test_prompts_of_a_file_share_their_language_class_and_empty_attributes(tmp_p
     assert prompts[0].category is prompts[2].category and prompts[0].attributes is prompts[1].attributes
 
 
+@pytest.mark.slow
 def test_each_chunk_s_freed_memory_goes_back_to_the_system(tmp_path, data_dir, cache_dir, counting, monkeypatch):
     from trusteval.pipeline import memory
 

@@ -93,6 +93,7 @@ def test_help_imports_no_work_module():
     assert done.stderr.strip() == ""
 
 
+@pytest.mark.slow
 def test_read_only_commands_never_open_the_store_for_writing(stored_run, tmp_path, monkeypatch, capsys):
     folder, run_id = stored_run
     before = _snapshot(folder)
@@ -123,6 +124,7 @@ def test_runs_on_a_missing_store_is_a_usage_error(tmp_path, capsys):
     assert "no store in" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_names_a_second_run_that_is_not_stored(stored_run, capsys):
     folder, run_id = stored_run
     assert cli.main(["report", run_id, "no-such-run", "--store", str(folder)]) == 2

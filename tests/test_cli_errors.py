@@ -42,6 +42,7 @@ def _mirror(tmp_path: Path, content: bytes | None) -> Path:
         (b",split,topic,TEXT\n1,test,race,hi\n", "cold/test.csv, line 1, field 'label': missing column"),
     ],
 )
+@pytest.mark.slow
 def test_broken_dataset_file(tmp_path, content, expected):
     mirror = _mirror(tmp_path, content)
     result, store = _run(tmp_path, env=cli_env(TRUSTEVAL_DATA_DIR=str(mirror), TRUSTEVAL_ALLOW_UNPINNED_DATA="true"))
@@ -62,6 +63,7 @@ def test_broken_dataset_file(tmp_path, content, expected):
         (("--seeds", "42,x"), "flag --seeds"),
     ],
 )
+@pytest.mark.slow
 def test_unknown_specs_get_a_suggestion(tmp_path, flags, expected):
     result, store = _run(tmp_path, *flags)
     assert result.returncode == 2, result.stderr
@@ -78,11 +80,13 @@ def test_unknown_run_spec_key(tmp_path):
     assert _runs_in(store) == 0
 
 
+@pytest.mark.slow
 def test_report_on_a_missing_store(tmp_path):
     result = run_cli("report", "--store", tmp_path / "nothing")
     assert result.returncode == 2 and "no store in" in result.stderr
 
 
+@pytest.mark.slow
 def test_unreachable_server_fails_before_the_run_starts(tmp_path):
     result, store = _run(tmp_path, "--model", "openai:smollm2?base_url=http://127.0.0.1:9/v1")
     assert result.returncode == 2
@@ -90,6 +94,7 @@ def test_unreachable_server_fails_before_the_run_starts(tmp_path):
     assert _runs_in(store) == 0
 
 
+@pytest.mark.slow
 def test_missing_api_key_variable_is_named(tmp_path):
     env = cli_env()
     env.pop("TRUSTEVAL_TEST_KEY", None)
@@ -104,6 +109,7 @@ def test_missing_api_key_variable_is_named(tmp_path):
     assert _runs_in(store) == 0
 
 
+@pytest.mark.slow
 def test_hf_model_folder_that_is_not_a_model(tmp_path):
     folder = tmp_path / "not-a-model"
     folder.mkdir()

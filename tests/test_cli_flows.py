@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers import run_cli, write_labelled_csv, write_replay_answers
 
 
@@ -13,6 +15,7 @@ def test_a_merge_refused_for_a_missing_source_writes_nothing(tmp_path) -> None:
     assert not (tmp_path / "merged").exists(), "exit 2 promises nothing written"
 
 
+@pytest.mark.slow
 def test_report_and_export_of_a_store_with_no_runs_say_so(tmp_path) -> None:
     from trusteval.store import Store
 
@@ -23,6 +26,7 @@ def test_report_and_export_of_a_store_with_no_runs_say_so(tmp_path) -> None:
         assert f"no runs in '{tmp_path / 'empty'}' yet" in done.stderr and "'None'" not in done.stderr
 
 
+@pytest.mark.slow
 def test_table6_shows_no_nan_interval_for_a_model_whose_generations_all_failed(tmp_path) -> None:
     texts = ["这个地区的人都很友好", "那些女人真恶心", "外国人太蠢了", "外国人很勤劳"]
     data = write_labelled_csv(tmp_path / "data.csv", texts)
@@ -37,6 +41,7 @@ def test_table6_shows_no_nan_interval_for_a_model_whose_generations_all_failed(t
     assert failed_row.split(",")[1:] == ["", "n/a", "", "", "0"]
 
 
+@pytest.mark.slow
 def test_a_run_on_an_edited_data_file_lists_the_dataset_its_rows_come_from(tmp_path) -> None:
     texts = ["这个地区的人都很友好", "那些女人真恶心"]
     data = write_labelled_csv(tmp_path / "data.csv", texts)
@@ -66,6 +71,7 @@ def _eight_prompt_shards(tmp_path):
     return data, shard
 
 
+@pytest.mark.slow
 def test_merging_shards_that_read_different_versions_of_the_data_warns(tmp_path) -> None:
     data, shard = _eight_prompt_shards(tmp_path)
     assert run_cli(*shard, "0/2", "--store", tmp_path / "s0").returncode == 0
@@ -87,6 +93,7 @@ def test_a_merge_refused_for_a_source_that_is_no_store_writes_nothing(tmp_path) 
     assert not (tmp_path / "merged").exists(), "exit 2 promises nothing written"
 
 
+@pytest.mark.slow
 def test_the_store_of_shard_0_of_1_is_the_whole_run(tmp_path) -> None:
     texts = ["这个地区的人都很友好", "那些女人真恶心"]
     data = write_labelled_csv(tmp_path / "data.csv", texts)
@@ -98,6 +105,7 @@ def test_the_store_of_shard_0_of_1_is_the_whole_run(tmp_path) -> None:
     assert "holds shard" not in run_cli("report", "--store", tmp_path / "ws").stderr
 
 
+@pytest.mark.slow
 def test_a_shard_merged_before_it_finished_is_named_and_a_finished_copy_completes_the_run(tmp_path) -> None:
     import shutil
     import sqlite3
@@ -117,6 +125,7 @@ def test_a_shard_merged_before_it_finished_is_named_and_a_finished_copy_complete
     assert [r["status"] for r in again["runs"].values()] == ["complete"]
 
 
+@pytest.mark.slow
 def test_a_run_says_how_many_rows_prompts_with_the_same_text_leave_out(tmp_path) -> None:
     data = tmp_path / "data.csv"
     rows = ["id,text,label,category", "a,同一句话,0,race", "b,同一句话,1,region", "c,另一句话,0,gender"]
@@ -138,6 +147,7 @@ def test_report_help_does_not_promise_exit_3_for_an_incomplete_run(tmp_path) -> 
     assert "3 (translate, judge validate) some model calls failed" in text
 
 
+@pytest.mark.slow
 def test_export_of_an_incomplete_run_says_so_on_stderr(tmp_path) -> None:
     texts = ["这个地区的人都很友好", "那些女人真恶心"]
     data = write_labelled_csv(tmp_path / "data.csv", texts)

@@ -40,6 +40,7 @@ def test_cached_detector_gives_identical_scores(scorer, cache, data_dir):
     assert again.id == scorer.id == "cold-tfidf@2"
 
 
+@pytest.mark.slow
 def test_corrupted_cache_is_detected_and_retrained(cache, data_dir):
     weights = next(cache.glob("detectors/cold-tfidf-2/weights.npz"))
     original = weights.read_bytes()
@@ -83,6 +84,7 @@ def test_fast_char_transform_equals_sklearn(cache, data_dir):
     assert abs(got - expected).max() < 1e-6
 
 
+@pytest.mark.slow
 def test_packed_char_ngrams_equal_the_dictionary_transform_bit_for_bit(cache, data_dir):
     """PackedCharNgrams (numpy, no scipy) against FastCharNgrams (the vocabulary dictionary and scipy), which
     scored every run before: the same csr arrays, and the same probabilities to the last bit."""
@@ -128,6 +130,7 @@ def test_packed_char_ngrams_keep_the_vocabulary_of_the_stored_terms():
     assert PackedCharNgrams.build(stored(["abcd"]), lowercase=True) is None
 
 
+@pytest.mark.slow
 def test_loading_a_cached_detector_does_not_import_sklearn(scorer, cache, data_dir):
     """Importing sklearn (and the scipy.stats it pulls in) was most of a short run's fixed cost (issue 13); then
     scipy.sparse (0.1 s) and the vocabulary's dictionary (40 ms)."""

@@ -84,6 +84,7 @@ def test_api_dataframes(two_runs):
         trusteval.rows(folder, "nope")
 
 
+@pytest.mark.slow
 def test_compare_cli_matches_scipy(two_runs):
     folder, before, after = two_runs
     result = run_cli("compare", before.run_id, after.run_id, "--store", folder, "--json", "--resamples", "70000")
@@ -105,6 +106,7 @@ def test_compare_cli_matches_scipy(two_runs):
     assert not any("threshold" in name for name in found)  # nor settings (the scorer's threshold)
 
 
+@pytest.mark.slow
 def test_report_of_two_runs_prints_stage_times(two_runs):
     folder, before, after = two_runs
     result = run_cli("report", before.run_id, after.run_id, "--store", folder)
@@ -113,6 +115,7 @@ def test_report_of_two_runs_prints_stage_times(two_runs):
     assert "score response_toxicity" in result.stdout and result.stdout.count("Table 6 (cold)") == 2
 
 
+@pytest.mark.slow
 def test_compare_markdown_and_html(two_runs, tmp_path):
     folder, before, after = two_runs
     markdown = run_cli("compare", before.run_id, after.run_id, "--store", folder, "--format", "md")

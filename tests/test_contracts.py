@@ -189,6 +189,7 @@ def _copy_header(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", DATASETS.names())
 def test_dataset_contract(name: str, tmp_path: Path, data_dir: Path, store: Store) -> None:
     make_spec, typo, known, make_empty = DATASET_CASES[name]

@@ -87,6 +87,7 @@ def _run(mirror: Path, store: Path, replay: Path, cache_dir: Path, *extra: str):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_edited_mirror_gives_fresh_labels_and_true_provenance(data_dir, tmp_path, cache_dir):
     mirror = _tampered_mirror(data_dir, tmp_path)
     replay = _replay_file(mirror, tmp_path / "answers.jsonl")

@@ -31,6 +31,7 @@ def _table(output: str) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_hatexplain_prints_its_mapping_and_counts_per_split():
     result = run_cli("datasets", "show", "hatexplain")
     assert result.returncode == 0, result.stderr
@@ -42,12 +43,14 @@ def test_hatexplain_prints_its_mapping_and_counts_per_split():
     assert test_rows["race"] == ["359", "97", "0", "456"]
 
 
+@pytest.mark.slow
 def test_a_mapping_override_shows_in_the_table():
     result = run_cli("datasets", "show", "hatexplain?map.Refugee=region")
     assert result.returncode == 0, result.stderr
     assert "region               Refugee" in result.stdout
 
 
+@pytest.mark.slow
 def test_toxicspans_prints_its_rule_notes_and_counts():
     result = run_cli("datasets", "show", "toxicspans")
     assert result.returncode == 0, result.stderr

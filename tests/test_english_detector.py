@@ -15,6 +15,8 @@ from trusteval.scorers import ScorerContext, load_scorer
 from trusteval.scorers.tfidf_detector import DetectorRecipe, FeatureBlock, load, load_or_train, nb_log_count_ratio
 from trusteval.scorers.tfidf_fast import FastWordNgrams, WordFactoredCharWb
 
+pytestmark = pytest.mark.slow  # a real model or a trained detector in most tests (seconds each)
+
 ODD_TEXTS = ["", "   ", "a", "A  B\tC\nd", "don't stop-me now!!", "ÀÉ İstanbul straße", "x y x y x y", "😀 <user> lol"]
 
 

@@ -138,6 +138,7 @@ def _runs_in(store: Path) -> int:
         ("empty_class.csv?lang=en", "empty_class.csv, line 3, field 'category': empty attribute class"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_through_the_real_cli(tmp_path, spec, message):
     store = tmp_path / "ws"
     result = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{BAD / spec}", "--limit", "2",

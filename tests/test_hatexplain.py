@@ -28,6 +28,7 @@ def _load(spec: str, context: DataContext):
     ("split", "rows", "normal"), [("train", 15383, 6251), ("validation", 1922, 781), ("val", 1922, 781),
                                   ("test", 1924, 782)]
 )  # fmt: skip
+@pytest.mark.slow
 def test_split_sizes_and_labels_match_the_readme(context, split, rows, normal):
     prompts = _load(f"hatexplain?split={split}", context).prompts
     assert len(prompts) == rows
@@ -81,6 +82,7 @@ def test_test_split_class_counts(context):
                       "sexual_orientation": 163, "gender": 162}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_mapping_overrides_change_classes_and_the_dataset_name(context, tmp_path):
     default = _load("hatexplain", context)
     moved = _load("hatexplain?map.Refugee=region&map.Arab=region", context)
@@ -138,6 +140,7 @@ def _mirror(tmp_path: Path, data_dir: Path, files: list[str]) -> Path:
     return folder.parent
 
 
+@pytest.mark.slow
 def test_train_without_the_reconstructed_file_reads_the_upstream_csv(tmp_path, data_dir, context):
     mirror = _mirror(tmp_path, data_dir, ["training_data.csv", "post_id_divisions.json"])
     from_csv = _load("hatexplain?split=train", DataContext(data_dir=mirror))

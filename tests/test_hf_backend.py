@@ -15,6 +15,8 @@ from trusteval.models import Backend, BackendSettings, ModelSpec, load_backend
 from trusteval.models.hf import PLAIN_CHAT_FORMAT, TEMPLATE_CHAT_FORMAT, RowPlan, RowSampler
 from trusteval.records import Generation, GenerationParams, Request
 
+pytestmark = pytest.mark.slow  # a real model or a trained detector in most tests (seconds each)
+
 SAMPLED = GenerationParams(temperature=1.0, top_p=0.9, max_new_tokens=24)
 GREEDY = GenerationParams(temperature=0.0, top_p=1.0, max_new_tokens=12)
 

@@ -211,6 +211,7 @@ def padded_and_real_tokens(scorer, calls: list[list[str]]) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
+@pytest.mark.slow
 def test_pipeline_calls_carry_enough_texts_to_sort_by_length(tiny_bert_classifier_dir: Path) -> None:
     """The pipeline calls score() with task.batch_size texts at a time (in shuffled order); those calls must
     span many forward passes, or sorting by length cannot cut padding (issue 13: 2.4 padded per real token)."""
@@ -255,6 +256,7 @@ def test_quantized_models_are_not_fused(tiny_bert_classifier_dir: Path) -> None:
     assert scorer_for(tiny_bert_classifier_dir, "?quantize=int8").describe()["kernels"] == "eager"
 
 
+@pytest.mark.slow
 def test_onnx_runtime_float_scores_equal_torch_and_int8_stay_within_0_01(scorer, tiny_bert_classifier_dir) -> None:
     """runtime=onnx (the onnx extra): the exported float model gives torch's scores to 1e-5; with int8
     weights, within 0.01, and really quantized. Both say so in their ids, so their rows are stored apart."""

@@ -86,6 +86,7 @@ def test_a_saved_split_runs_like_the_same_rows_from_a_file_and_records_its_rows_
     assert recorded == {"hf:saved[test]": _rows_sha256(COLUMNS)}
 
 
+@pytest.mark.slow
 def test_show_reads_a_saved_dataset_with_ids_a_lang_column_and_a_label_map(tmp_path):
     rows = {"id": [7, 8, 9], "body": ["you are kind", "go away idiot", "他们都是垃圾"], "verdict": ["no", "yes", "yes"],
             "lang": ["en", "en", "zh"]}  # fmt: skip
@@ -97,6 +98,7 @@ def test_show_reads_a_saved_dataset_with_ids_a_lang_column_and_a_label_map(tmp_p
     assert done.stdout.splitlines()[-1].split() == ["all", "2", "1", "0", "3"]
 
 
+@pytest.mark.slow
 def test_a_changed_row_changes_the_dataset_name_and_the_recorded_hash(tmp_path):
     changed = {**COLUMNS, "sentence": [*TEXTS[:-1], "不一样的句子"]}
     shown = []
@@ -123,6 +125,7 @@ def test_a_changed_row_changes_the_dataset_name_and_the_recorded_hash(tmp_path):
         ("split=test&text=sentence&spilt=test&lang=zh", "unknown option 'spilt'"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_bad_specs_fail_with_one_line_naming_the_dataset(tmp_path, options, expected):
     saved = _save(tmp_path / "saved")
     done = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"hf:{saved}?{options}",
@@ -132,6 +135,7 @@ def test_bad_specs_fail_with_one_line_naming_the_dataset(tmp_path, options, expe
     assert expected in done.stderr and "hf:" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_a_hub_name_offline_without_a_cache_fails_with_one_clear_line(tmp_path):
     done = run_cli("datasets", "show", "hf:trusteval-tests/no-such-dataset?split=test&lang=en",
                    env=cli_env(HF_HOME=str(tmp_path / "hf-home")))  # fmt: skip
@@ -142,6 +146,7 @@ def test_a_hub_name_offline_without_a_cache_fails_with_one_clear_line(tmp_path):
     assert "OfflineModeIsEnabled" in done.stderr and "save_to_disk" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_local_folder_of_data_files_goes_through_load_dataset(tmp_path):
     folder = tmp_path / "csvs"
     folder.mkdir()
@@ -153,6 +158,7 @@ def test_a_local_folder_of_data_files_goes_through_load_dataset(tmp_path):
     assert done.stdout.splitlines()[-1].split() == ["all", "1", "1", "0", "2"]
 
 
+@pytest.mark.slow
 def test_without_the_datasets_package_the_error_names_the_extra(tmp_path):
     blocker = tmp_path / "blocked" / "datasets"
     blocker.mkdir(parents=True)

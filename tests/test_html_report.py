@@ -28,6 +28,8 @@ from trusteval.report.html import extremes, render_html, script_json
 from trusteval.report.html_data import ReportDoc, Sample
 from trusteval.tables.table import Table
 
+pytestmark = pytest.mark.slow  # a real model or a trained detector in most tests (seconds each)
+
 TITLE_MARK = "PWNED"
 HOSTILE = (
     f"<script>document.title='{TITLE_MARK}'</script><img src=x onerror=\"document.title='{TITLE_MARK}'\">"

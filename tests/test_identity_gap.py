@@ -19,6 +19,7 @@ def _measure(spec: str, lang: str, data_dir, cache_dir):
     return scorer.describe(), gap
 
 
+@pytest.mark.slow
 def test_en_tfidf_has_little_identity_bias_and_keeps_its_accuracy(data_dir, cache_dir):
     card, gap = _measure("en-tfidf", "en", data_dir, cache_dir)
     assert card["features"].endswith("group terms masked")
@@ -29,6 +30,7 @@ def test_en_tfidf_has_little_identity_bias_and_keeps_its_accuracy(data_dir, cach
     assert raw_card["test_roc_auc"] >= card["test_roc_auc"] - 0.01
 
 
+@pytest.mark.slow
 def test_cold_tfidf_has_little_identity_bias_and_keeps_its_accuracy(data_dir, cache_dir):
     card, gap = _measure("cold-tfidf", "zh", data_dir, cache_dir)
     assert gap["gap"] < 0.05, gap

@@ -58,6 +58,7 @@ def _validate(labels, store, base_url, *extra):
                    "--store", store, "--json", *extra)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_table9_matches_the_references(labels, tmp_path):
     with ScriptedOpenAIServer(script) as server:
         result = _validate(labels, tmp_path / "ws", server.base_url)
@@ -87,6 +88,7 @@ def test_table9_matches_the_references(labels, tmp_path):
     assert 0 < v["icc"] < 1  # the flips make repeats disagree
 
 
+@pytest.mark.slow
 def test_second_validation_makes_no_judge_call_and_fills_table9(labels, tmp_path):
     store = tmp_path / "ws"
     with ScriptedOpenAIServer(script) as server:
@@ -102,6 +104,7 @@ def test_second_validation_makes_no_judge_call_and_fills_table9(labels, tmp_path
     assert table9["name"] == "table9_judge_validation" and table9["rows"][0][0] == "openai:judge on labels.csv"
 
 
+@pytest.mark.slow
 def test_more_repeats_reuse_the_earlier_ones(labels, tmp_path):
     store = tmp_path / "ws"
     with ScriptedOpenAIServer(script) as server:

@@ -105,6 +105,7 @@ def _always_one(index, request):
     return Reply(body=completion_body("1"))
 
 
+@pytest.mark.slow
 def test_cli_avoidance_run_flags_a_degenerate_judge_and_links_its_validation(tmp_path):
     dataset, model = _dataset_and_replay(tmp_path)
     store = tmp_path / "ws"
@@ -134,6 +135,7 @@ def test_cli_avoidance_run_flags_a_degenerate_judge_and_links_its_validation(tmp
     assert "Judge validation (Table 9" in markdown and "Judge not validated" not in markdown
 
 
+@pytest.mark.slow
 def test_cli_judge_prompt_option_enters_the_judge_id_and_a_missing_file_exits_2(tmp_path):
     dataset, model = _dataset_and_replay(tmp_path)
     missing = run_cli("run", "--benchmark", "trusteval-avoidance", "--dataset", dataset, "--model", model,

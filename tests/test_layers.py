@@ -12,6 +12,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "src" / "trusteval"
 
 # Bottom (0) to top (5). A package's layer covers every module in it; a top-level module has its own.
@@ -116,6 +118,7 @@ def _reachable(edges: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_every_module_has_a_layer() -> None:
     missing = sorted({unit(m) for m in import_graph()} - set(LAYERS))
     assert not missing, f"give these modules a layer in LAYERS (and docs/architecture.md): {missing}"
@@ -129,6 +132,7 @@ def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
+@pytest.mark.slow
 def test_imports_point_down_only() -> None:
     new = sorted(edge for edge in upward_imports(import_graph()) if not allowed(edge))
     assert not new, "upward imports (move the code down, or pass the dependency in):\n" + "\n".join(
@@ -136,6 +140,7 @@ def test_imports_point_down_only() -> None:
     )
 
 
+@pytest.mark.slow
 def test_no_cycles_between_packages() -> None:
     new = sorted(edge for edge in package_cycles(import_graph()) if not allowed(edge))
     assert not new, "imports that close a cycle between packages:\n" + "\n".join(f"  {s} -> {t}" for s, t in new)

@@ -96,6 +96,7 @@ def test_default_and_a_thread_count_are_one_run_and_one_table_row(tmp_path, data
     assert both.returncode == 2 and "are the same model (llamacpp:smollm2?sha256=" in both.stderr
 
 
+@pytest.mark.slow
 def test_a_server_on_another_port_keeps_the_run_id_and_the_answers(tmp_path, cache_dir):
     store = tmp_path / "ws"
     with ScriptedOpenAIServer([Reply(body=completion_body("a calm answer"))]) as first_server:

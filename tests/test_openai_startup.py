@@ -47,6 +47,7 @@ def test_without_sniffio_httpcore_searches_for_it_on_every_call():
     assert sniffio_searches() == "{'asyncio'} 20"
 
 
+@pytest.mark.slow
 def test_the_backend_records_sniffio_as_missing_once():
     assert sniffio_searches("--with-trusteval") == "{'asyncio'} 0"
 
@@ -67,6 +68,7 @@ print(gc.get_freeze_count() == frozen)
 """
 
 
+@pytest.mark.slow
 def test_a_run_imports_its_modules_without_collecting_and_freezes_them_once():
     """Collections while the run's modules are imported, and later full ones over those module objects, cost
     about 30 ms of a short run; a second call (a process that runs again) freezes nothing."""

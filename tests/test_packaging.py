@@ -85,6 +85,7 @@ def test_building_the_parser_does_not_look_up_the_version(monkeypatch):
     assert cli.build_parser().parse_args(["report"]).command == "report"
 
 
+@pytest.mark.slow
 def test_the_command_does_not_import_httpx_command_line():
     """httpx imports click, rich and pygments for its own CLI when they are installed (about 0.1 s a run)."""
     code = (

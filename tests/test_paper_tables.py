@@ -79,6 +79,7 @@ def _by_name(collected):
     return {t.name: t for t in collected.tables}
 
 
+@pytest.mark.slow
 def test_tables_hold_each_runs_own_numbers(store_with_runs):
     folder, summaries = store_with_runs
     tables = _by_name(_tables(folder))
@@ -101,12 +102,14 @@ def test_tables_hold_each_runs_own_numbers(store_with_runs):
         assert row[4].value == pytest.approx(np.std(tt)) and row[5].value == pytest.approx(max(tt) - min(tt))
 
 
+@pytest.mark.slow
 def test_bias_reuses_every_answer_and_score_of_toxicity(store_with_runs):
     _, summaries = store_with_runs
     bias = summaries["trusteval-bias"]
     assert (bias.generated, bias.scored) == (0, 0) and bias.reused == bias.requests
 
 
+@pytest.mark.slow
 def test_latest_run_gives_the_row_and_a_note_says_so(store_with_runs):
     folder, summaries = store_with_runs
     table5 = _by_name(_tables(folder, benchmark="trusteval-toxicity"))["table5_cold"]
@@ -121,6 +124,7 @@ def test_latest_run_gives_the_row_and_a_note_says_so(store_with_runs):
     assert f"Runs: {old_run} (1 model)" in only_old.notes and f"Runs: {new_run} (3 models)" in table5.notes
 
 
+@pytest.mark.slow
 def test_pairwise_ztests_on_tt_with_holm_as_an_option(store_with_runs):
     from trusteval.metrics.stats import two_proportion_ztest
 
@@ -135,6 +139,7 @@ def test_pairwise_ztests_on_tt_with_holm_as_an_option(store_with_runs):
     assert plain.rows[0][4] == pytest.approx(expected.z)
 
 
+@pytest.mark.slow
 def test_filters_and_an_empty_selection(store_with_runs):
     folder, _ = store_with_runs
     names = set(_by_name(_tables(folder, benchmark="trusteval-bias")))
@@ -150,6 +155,7 @@ def test_filters_and_an_empty_selection(store_with_runs):
         _tables(folder, benchmark="trustgpt-toxicity")  # TrustGPT is covered; this store has no such run
 
 
+@pytest.mark.slow
 def test_scorer_validation_note_is_printed_under_tables_5_to_8(store_with_runs, data_dir, cache_dir):
     """A real validation of the scorer on 200 COLD prompts, stored; every table over cold prints it."""
     from trusteval.data import load_dataset, sample_prompts
@@ -176,6 +182,7 @@ def test_scorer_validation_note_is_printed_under_tables_5_to_8(store_with_runs, 
     assert note in {t.name: t for t in own_run.tables}["table5_cold"].notes
 
 
+@pytest.mark.slow
 def test_rendered_bias_table(store_with_runs):
     folder, _ = store_with_runs
     table7 = _by_name(_tables(folder, benchmark="trusteval-bias"))["table7_cold"]
@@ -204,6 +211,7 @@ def test_table9_comes_from_stored_judge_validations(tmp_path):
     assert table.rows[0][0] == "j on l.csv" and table.rows[0][4] == pytest.approx(100.0)
 
 
+@pytest.mark.slow
 def test_cli_tables_writes_each_format_and_prints_json(store_with_runs, tmp_path):
     folder, summaries = store_with_runs
     out = tmp_path / "out"
@@ -227,17 +235,20 @@ def test_cli_tables_writes_each_format_and_prints_json(store_with_runs, tmp_path
         (("--benchmark", "trusteval-avoidance"), "no runs of"),
     ],
 )
+@pytest.mark.slow
 def test_cli_tables_errors(store_with_runs, args, message):
     folder, _ = store_with_runs
     result = run_cli("tables", "--store", folder, *args)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_tables_without_a_store(tmp_path):
     result = run_cli("tables", "--store", tmp_path / "none")
     assert result.returncode == 2 and "no store in" in result.stderr
 
 
+@pytest.mark.slow
 def test_bulk_read_gives_the_same_pairs_as_the_indexed_read(store_with_runs):
     from trusteval.report.bulk_read import BulkLookup
     from trusteval.report.collect import find_runs, read_pairs
@@ -262,6 +273,7 @@ def test_bulk_read_gives_the_same_pairs_as_the_indexed_read(store_with_runs):
         store.close()
 
 
+@pytest.mark.slow
 def test_tables_are_the_same_whichever_read_path_is_taken(store_with_runs, monkeypatch):
     from trusteval.report import collect
 

@@ -69,6 +69,7 @@ def _spec(tmp_path, data_dir, cache_dir, **extra):
     return build_run_spec(flags, env={})
 
 
+@pytest.mark.slow
 def test_failed_requests_are_counted_then_retried_by_the_next_run(tmp_path, data_dir, cache_dir, scripted):
     spec = _spec(tmp_path, data_dir, cache_dir)
     store = Store.open(spec.store)

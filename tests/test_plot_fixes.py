@@ -121,6 +121,7 @@ def test_trusteval_figures_for_the_html_report():
     assert trusteval_svgs("trusteval-bias", {"models": {}}) == []
 
 
+@pytest.mark.slow
 def test_svg_salt_is_fixed_while_saving_only():
     import matplotlib
 

@@ -63,6 +63,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("benchmark", list(CASES))
 def test_every_figure_is_written_as_png_and_svg(benchmark, data_dir, tmp_path):
     results = fabricated_results(benchmark, data_dir, tmp_path, options=CASES[benchmark])
@@ -85,6 +86,7 @@ def test_every_figure_is_written_as_png_and_svg(benchmark, data_dir, tmp_path):
         assert to_latex(table).startswith("\\begin{table}")
 
 
+@pytest.mark.slow
 def test_a_model_that_always_refuses_still_plots_with_gaps(data_dir, tmp_path):
     results = fabricated_results(
         "trustgpt-bias", data_dir, tmp_path, options={"norms": "3"}, refuse_all=("hf:model-b",)

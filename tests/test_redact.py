@@ -44,6 +44,7 @@ def altered(key: str, rng: random.Random) -> list[str]:
     return [key, key.upper(), key.lower(), key.swapcase(), split, key[:half], key[half:], key[3:-3], f'"{key}"']
 
 
+@pytest.mark.slow
 def test_every_altered_form_of_a_key_is_scrubbed_from_surrounding_text():
     rng = random.Random(7)
     survived = []

@@ -140,6 +140,7 @@ def test_a_file_changed_during_the_run_is_refused(tmp_path):
         asyncio.run(backend.generate([_request("a", 42)]))
 
 
+@pytest.mark.slow
 def test_an_index_of_100000_rows_takes_a_few_megabytes(tmp_path):
     rows = [{"prompt": f"第{i}个问题：这句话是否有害？", "response": f"回答 {i}: 没有。" * 3} for i in range(100_000)]
     path = _write(tmp_path / "answers.jsonl", rows, ensure_ascii=False)

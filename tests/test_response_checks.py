@@ -82,6 +82,7 @@ def _same_by_index_and_by_scan(folder):
         store.close()
 
 
+@pytest.mark.slow
 def test_empty_and_english_answers_in_a_chinese_run_are_counted_and_not_scored(tmp_path, cache_dir, cold_like_run):
     dataset, model = cold_like_run
     out = _run(tmp_path, cache_dir, dataset, model)

@@ -190,6 +190,7 @@ def test_fewer_than_two_groups_with_terms_give_no_control_with_the_reason():
     assert any("pastafarian" in note for note in control.notes)
 
 
+@pytest.mark.slow
 def test_the_record_round_trips_through_json():
     control = _control(_answers("christian", per_group=5), bump_word="Jew")
     again = ScorerControl.from_dict(json.loads(json.dumps(control.as_dict())))
@@ -227,6 +228,7 @@ WORDS = {"female": "a female", "male": "a male", "white": "a white", "black": "a
 # one form for every group (adjective + person), so every response has the same set of versions
 
 
+@pytest.mark.slow
 def test_cli_a_model_hostile_to_christians_against_a_scorer_biased_to_jews(tmp_path, data_dir, cache_dir):
     def answer(group: str, i: int) -> str:
         if group == "christian":
@@ -247,6 +249,7 @@ def test_cli_a_model_hostile_to_christians_against_a_scorer_biased_to_jews(tmp_p
     assert "trustgpt_bias_scorer_induced" in " ".join(p.name for p in (tmp_path / "t").iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scorer", ["en-tfidf?groups=raw", "en-tfidf"])
 def test_cli_identical_answers_are_scorer_induced_or_no_disparity(scorer, tmp_path, data_dir, cache_dir):
     def answer(group: str, i: int) -> str:
@@ -287,6 +290,7 @@ def _cold_answers(folder: Path, data_dir: Path, limit: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli_trusteval_bias_shows_the_control_in_tables_report_and_json(tmp_path, data_dir, cache_dir):
     answers = _cold_answers(tmp_path, data_dir, 30)
     store = tmp_path / "ws"

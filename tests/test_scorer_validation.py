@@ -123,6 +123,7 @@ def validated(tmp_path_factory, cache_dir):
     return store, args, result.json()
 
 
+@pytest.mark.slow
 def test_cli_validation_matches_sklearn_on_the_same_items(validated, data_dir, cache_dir):
     from trusteval.data import load_dataset, sample_prompts
     from trusteval.data.sources import DataContext
@@ -143,6 +144,7 @@ def test_cli_validation_matches_sklearn_on_the_same_items(validated, data_dir, c
     assert out["by_category"]["race"]["accuracy"] == pytest.approx(accuracy_score(labels[race], scores[race] >= 0.5))
 
 
+@pytest.mark.slow
 def test_cli_result_is_stored_and_scores_are_reused(validated):
     store_path, args, out = validated
     store = Store.open(store_path)
@@ -161,6 +163,7 @@ def test_cli_result_is_stored_and_scores_are_reused(validated):
         store.close()
 
 
+@pytest.mark.slow
 def test_cli_prints_tables(validated, cache_dir):
     store, _, _ = validated
     result = run_cli("scorers", "validate", "--scorer", "en-tfidf", "--dataset", "hatexplain?split=validation",
@@ -170,6 +173,7 @@ def test_cli_prints_tables(validated, cache_dir):
     assert "Expected calibration error" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_chinese_detector_on_english_text_is_refused_unless_forced(tmp_path, cache_dir):
     args = ("scorers", "validate", "--scorer", "cold-tfidf", "--dataset", "hatexplain", "--limit", "20",
             "--store", tmp_path / "ws", "--cache-dir", cache_dir)  # fmt: skip

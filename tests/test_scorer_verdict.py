@@ -39,6 +39,7 @@ def _sklearn_bootstrap(labels, scores, threshold, resamples, seed):
     return {k: [np.percentile(v, 2.5), np.percentile(v, 97.5)] for k, v in found.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_intervals_match_an_independent_sklearn_bootstrap(seed):
     labels, scores = _case(seed)
@@ -119,6 +120,7 @@ def judged(tmp_path_factory, chance_file, cache_dir):
     return store, result.json()
 
 
+@pytest.mark.slow
 def test_cold_tfidf_at_chance_is_invalid(judged):
     _, out = judged
     lo, hi = out["overall"]["intervals"]["roc_auc"]
@@ -147,6 +149,7 @@ def _run_count(store: Path) -> int:
         s.close()
 
 
+@pytest.mark.slow
 def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, chance_file, cache_dir, tmp_path):
     store, _ = judged
     copy = _renamed_copy(chance_file, tmp_path / "elsewhere")
@@ -173,6 +176,7 @@ def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, cha
     assert _run_count(store) == before
 
 
+@pytest.mark.slow
 def test_another_file_with_other_content_is_not_validated(judged, chance_file, cache_dir, tmp_path):
     store, _ = judged
     other = tmp_path / "other.csv"
@@ -185,6 +189,7 @@ def test_another_file_with_other_content_is_not_validated(judged, chance_file, c
     assert result.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "not validated"
 
 
+@pytest.mark.slow
 def test_a_tiny_sample_leaves_the_stored_verdict_alone(judged, chance_file, cache_dir):
     """`scorers validate --limit 2` used to store VALID, ROC AUC [1.000, 1.000] (n=2) as the verdict of the
     whole data file, which later runs printed and --require-valid-scorer accepted."""

@@ -51,6 +51,7 @@ def test_ztest_on_an_empty_sample_is_undefined():
     assert two_proportion_ztest(0, 0, 3, 10).reason == "a sample is empty"
 
 
+@pytest.mark.slow
 def test_holm_matches_statsmodels():
     rng = np.random.default_rng(0)
     for size in (1, 2, 5, 13):

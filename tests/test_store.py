@@ -133,6 +133,7 @@ def _open_when_released(folder, barrier, outcomes) -> None:
         outcomes.put(str(exc))
 
 
+@pytest.mark.slow
 def test_processes_opening_one_new_store_at_once_all_succeed(tmp_path):
     # SQLite answers "database is locked" at once, without waiting, when two connections switch a new file to
     # WAL together; without a retry 42 of 50 such rounds of 4 processes failed.

@@ -85,6 +85,7 @@ def test_stored_scores_are_looked_up_per_subject(store):
     assert store.count_unparsed("s", [text_subject("a"), text_subject("b")]) == 1
 
 
+@pytest.mark.slow
 def test_reading_a_run_holds_one_chunk_not_the_run(store):
     prompts, items = _plan(6000)
     store.begin_run("r1", benchmark="b", dataset="d", spec={}, prompts=prompts, items=items)

@@ -38,12 +38,14 @@ def reference(data_dir) -> pd.DataFrame:
     return per_comment[per_comment["n"] <= 7]
 
 
+@pytest.mark.slow
 def test_labels_match_the_pandas_reference(loaded, reference):
     mine = {int(p.id): p.label for p in loaded.prompts}
     assert mine == reference["label"].to_dict()
     assert Counter(mine.values()) == {1: 10990, 0: 5109}
 
 
+@pytest.mark.slow
 def test_quiz_comment_is_left_out_and_counted(loaded, context):
     assert len(loaded.prompts) == 16099
     assert any("1 comment(s) with more than 7 annotations" in note for note in loaded.notes)
@@ -97,6 +99,7 @@ def test_span_types(raw, expected):
     assert span_class(raw) == expected
 
 
+@pytest.mark.slow
 def test_semeval_split_membership(context, data_dir):
     test = load_dataset("toxicspans?split=test", context)
     semeval = set(pd.read_csv(data_dir / "toxic_spans" / "SemEval2021" / "tsd_test.csv")["text"])
@@ -107,6 +110,7 @@ def test_semeval_split_membership(context, data_dir):
     assert {p.category for p in only.prompts} == {"obscenity"}
 
 
+@pytest.mark.slow
 def test_bad_options(context):
     with pytest.raises(UsageError, match="no split 'dev'"):
         load_dataset("toxicspans?split=dev", context)

@@ -40,6 +40,7 @@ def _run_with_spec(tmp_path, capsys, spec_file) -> str:
     return error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "body", "expected"), SPEC_CASES, ids=[c[0] for c in SPEC_CASES])
 def test_broken_run_spec(tmp_path, capsys, figures, case, body, expected):
     spec = tmp_path / "run.yaml"

@@ -84,6 +84,7 @@ def test_disk_full_on_a_small_tmpfs_then_resume_after_freeing_space(tmp_path, ca
     figures["disk_full_tmpfs"] = {"tmpfs": "900k", "answers_kept": kept, "resumed_generated": out["generated"]}
 
 
+@pytest.mark.slow
 def test_disk_full_by_max_page_count_keeps_what_was_stored(tmp_path, cache_dir, monkeypatch, capsys, figures):
     store = tmp_path / "ws"
     plain_open = Store.open.__func__

@@ -45,6 +45,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 def test_hostile_answers_become_text_or_failures_with_reasons_end_to_end(tmp_path, cache_dir, figures):
     store = tmp_path / "ws"
     posts = iter(range(10**6))  # the preflight's GET /models is not an answer: count POSTs only

@@ -73,6 +73,7 @@ def _outputs_and_files(store: Path, tmp_path: Path, env: dict[str, str]) -> tupl
     return outputs, files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["403", "502", "307"])
 def test_a_perspective_key_echoed_by_the_server_reaches_no_output(tmp_path, cache_dir, kind):
     key = canary()
