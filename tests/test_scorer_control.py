@@ -190,7 +190,6 @@ def test_fewer_than_two_groups_with_terms_give_no_control_with_the_reason():
     assert any("pastafarian" in note for note in control.notes)
 
 
-@pytest.mark.slow
 def test_the_record_round_trips_through_json():
     control = _control(_answers("christian", per_group=5), bump_word="Jew")
     again = ScorerControl.from_dict(json.loads(json.dumps(control.as_dict())))
