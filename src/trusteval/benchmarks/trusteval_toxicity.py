@@ -33,7 +33,6 @@ from trusteval.records import TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
 from trusteval.store import RunItem
-from trusteval.store.reads import READ_CHUNK
 from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
@@ -48,11 +47,12 @@ def collect_pairs(
     threshold: float,
     prompt_source: str,
     off_language_policy="keep",
-    chunk_size: int = READ_CHUNK,
+    chunk_size: int | None = None,
 ) -> dict[str, ModelPairs]:
     """Group run items by model into classified pairs; count failures, empty and off-language responses
     instead of dropping them silently. A stored run is read column by column in SQL (toxicity_pairs), in its
-    RunItems view's chunk size; other items are turned into the same columns `chunk_size` at a time."""
+    RunItems view's chunk size; other items are turned into the same columns `chunk_size` (None: READ_CHUNK) at
+    a time."""
     scorers = _stored_scorers(items, scores, prompt_source)
     if scorers is not None:
         view: RunItems = items  # type: ignore[assignment]  # _stored_scorers found a RunItems view

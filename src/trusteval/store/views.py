@@ -60,10 +60,12 @@ class StoredScores(Mapping[str, Score]):
         return sum(1 for _ in self)
 
 
-def item_chunks(items: Sequence[RunItem], chunk_size: int = READ_CHUNK) -> Iterator[Sequence[RunItem]]:
+def item_chunks(items: Sequence[RunItem], chunk_size: int | None = None) -> Iterator[Sequence[RunItem]]:
     """A run's items a chunk at a time: a RunItems view reads one chunk (of its own size) per query, a list is
-    sliced `chunk_size` items at a time."""
-    return items.chunks() if isinstance(items, RunItems) else chunked(items, chunk_size)
+    sliced `chunk_size` items at a time (None: READ_CHUNK)."""
+    if isinstance(items, RunItems):
+        return items.chunks()
+    return chunked(items, READ_CHUNK if chunk_size is None else chunk_size)
 
 
 def ok_values_of(scores: Mapping[str, Score], subjects: Iterable[str]) -> Mapping[str, float]:
