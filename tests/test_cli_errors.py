@@ -119,6 +119,7 @@ def test_hf_model_folder_that_is_not_a_model(tmp_path):
     assert _runs_in(store) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [(), ("--json",)])
 def test_a_reader_that_closes_the_pipe_early_is_a_quiet_normal_end(tmp_path, cache_dir, flags):
     """`trusteval report | head`: the reader goes away before the report is written. It used to exit 1 with no

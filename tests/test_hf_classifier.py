@@ -61,6 +61,7 @@ def scorer(tiny_bert_classifier_dir: Path):
     return scorer_for(tiny_bert_classifier_dir)
 
 
+@pytest.mark.slow
 def test_satisfies_the_scorer_protocol(scorer, tiny_bert_classifier_dir: Path) -> None:
     assert isinstance(scorer, TextScorer)
     assert scorer.kind == "toxicity"
@@ -74,6 +75,7 @@ def test_satisfies_the_scorer_protocol(scorer, tiny_bert_classifier_dir: Path) -
     assert (described["threshold"], described["probability"]) == (0.5, "softmax")
 
 
+@pytest.mark.slow
 def test_scores_equal_a_softmax_computed_from_the_model_directly(scorer, tiny_bert_classifier_dir) -> None:
     outcomes = scorer.score(TEXTS)
     expected = softmax(reference_logits(tiny_bert_classifier_dir, TEXTS))[:, 1]
@@ -90,6 +92,7 @@ def test_batching_gives_the_same_scores_as_one_by_one(tiny_bert_classifier_dir: 
     assert values(batched.score(TEXTS)) == pytest.approx(one_by_one, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_label_by_name_or_index(scorer, tiny_bert_classifier_dir: Path) -> None:
     offensive = values(scorer.score(TEXTS))
     by_name = scorer_for(tiny_bert_classifier_dir, "?label=offensive")
@@ -110,6 +113,7 @@ def test_unknown_label_is_a_usage_error_listing_the_labels(tiny_bert_classifier_
         scorer_for(tiny_bert_classifier_dir, f"?label={label}")
 
 
+@pytest.mark.slow
 def test_id_follows_the_weights_not_the_folder(tiny_bert_classifier_dir: Path, tmp_path, scorer) -> None:
     copy = shutil.copytree(tiny_bert_classifier_dir, tmp_path / "copy" / tiny_bert_classifier_dir.name)
     assert scorer_for(copy).id == scorer.id
@@ -142,6 +146,7 @@ def test_options_reach_the_scorer(tiny_bert_classifier_dir: Path) -> None:
     assert values(custom.score(TEXTS[-2:])) == pytest.approx(expected.tolist(), abs=1e-5)
 
 
+@pytest.mark.slow
 def test_a_text_that_cannot_be_scored_fails_alone(scorer) -> None:
     outcomes = scorer.score(["fine", None, "also fine"])  # type: ignore[list-item]
     assert [o.status for o in outcomes] == ["ok", "error", "ok"]
@@ -229,6 +234,7 @@ def test_pipeline_calls_carry_enough_texts_to_sort_by_length(tiny_bert_classifie
     assert [v for call in calls for v in values(scorer.score(call))] == pytest.approx(expected.tolist(), abs=1e-5)
 
 
+@pytest.mark.slow
 def test_int8_scores_are_within_0_01_of_float_and_say_so(scorer, tiny_bert_classifier_dir: Path) -> None:
     int8 = scorer_for(tiny_bert_classifier_dir, "?quantize=int8")
     assert int8.id == scorer.id + "&quantize=int8"
@@ -239,6 +245,7 @@ def test_int8_scores_are_within_0_01_of_float_and_say_so(scorer, tiny_bert_class
     assert scorer_for(tiny_bert_classifier_dir, "?quantize=none").id == scorer.id
 
 
+@pytest.mark.slow
 def test_fused_cpu_kernels_keep_the_eager_scores(scorer, tiny_bert_classifier_dir: Path) -> None:
     """Issue 13: the float32 CPU path runs the linear layers as oneDNN kernels with bias, GELU and residual
     add fused in (no separate bias copy, GELU or add passes); the scores stay within 1e-5 of the eager model."""

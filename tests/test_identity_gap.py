@@ -39,6 +39,7 @@ def test_cold_tfidf_has_little_identity_bias_and_keeps_its_accuracy(data_dir, ca
     assert raw["gap"] > 0.1
 
 
+@pytest.mark.slow
 def test_a_masked_detector_scores_group_swapped_text_alike(data_dir, cache_dir):
     scorer = load_scorer("en-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache_dir))
     texts = ["Those Jews are ruining everything", "Those Christians are ruining everything",

@@ -49,6 +49,7 @@ def test_too_few_validation_items_or_a_useless_scorer_give_na_with_the_reason():
     assert one.reason == "fewer than two classes"
 
 
+@pytest.mark.slow
 def test_cli_option_prints_the_corrected_table_with_scorer_error(tmp_path, data_dir, cache_dir):
     from test_scorer_control import _cold_answers
 

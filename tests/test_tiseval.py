@@ -60,6 +60,7 @@ def test_the_split_is_by_text_and_keeps_the_overlap_on_one_side(data_dir):
     assert 0.25 < sum(text_side(p.text) == "test" for p in everything) / len(everything) < 0.35
 
 
+@pytest.mark.slow
 def test_workbook_and_csv_give_the_same_prompts(data_dir, tmp_path):
     pytest.importorskip("openpyxl")
     context = DataContext(data_dir=data_dir, cache_dir=tmp_path)
@@ -167,6 +168,7 @@ def _count_row(output: str, name: str) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_datasets_show_lists_classes_left_out_rows_and_overlap(tmp_path):
     result = run_cli("datasets", "show", "tiseval-hatexplain", "--cache-dir", tmp_path)
     assert result.returncode == 0, result.stderr

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from helpers import run_cli, write_replay_answers
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.config import RunSpec, build_run_spec
@@ -33,6 +35,7 @@ def _bias_table(store: Path, cache: Path, dataset: str, replay: Path, *extra: st
     return tables[0].read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_bias_on_toxicspans_runs_the_translation_with_the_papers_classes_and_verdict(tmp_path, cache_dir):
     store = tmp_path / "ws"
     validated = run_cli("scorers", "validate", "--scorer", "cold-tfidf", "--dataset", "tiseval-toxicspans",

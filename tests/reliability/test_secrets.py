@@ -160,6 +160,7 @@ def test_a_key_in_a_model_spec_is_refused_without_repeating_it(tmp_path, where, 
     "template",
     ["perspective?base_url=http://127.0.0.1:9?key={key}", "perspective?api-key={key}", "perspective?k={key}"],
 )
+@pytest.mark.slow
 def test_a_key_in_a_scorer_spec_is_refused_without_repeating_it(tmp_path, template):
     key = canary()
     result = run_cli("run", "--benchmark", "trusteval-toxicity", "--store", tmp_path / "ws", "--no-progress",
@@ -185,6 +186,7 @@ def test_a_placeholder_key_leaves_every_answer_as_the_model_wrote_it(key):
     assert (answer.text, answer.finish_reason) == (ORDINARY, "stop")
 
 
+@pytest.mark.slow
 def test_an_answer_holding_the_key_is_redacted_marked_and_counted_everywhere(tmp_path, cache_dir):
     key = canary()
     store = tmp_path / "ws"
@@ -227,6 +229,7 @@ def test_a_key_in_the_base_url_path_is_refused_without_repeating_it(tmp_path):
     assert leaked_pieces(result.stdout + result.stderr, key) == []
 
 
+@pytest.mark.slow
 def test_an_unreachable_base_url_with_a_token_in_its_path_is_not_repeated(tmp_path):
     token = canary() + "7"  # not the key the run holds: known to nobody but the URL (letters and a digit)
     result = run_cli("run", "--benchmark", "trusteval-toxicity", "--store", tmp_path / "ws", "--no-progress",

@@ -92,6 +92,7 @@ def test_a_server_that_trickles_its_answer_fails_the_request_within_the_deadline
     assert f"no answer from {server.base_url} within 3 s" in error and "after 1 retry" in error, error
 
 
+@pytest.mark.slow
 def test_the_models_probe_has_its_own_deadline():
     """GET /models answered one byte every 2 s used to hold the probe for minutes (still probing after 90 s):
     each byte reset httpx's read timeout. It now ends at its deadline (5 s, or `timeout` if shorter) and
@@ -111,6 +112,7 @@ def test_the_models_probe_has_its_own_deadline():
         assert server.posts == 0
 
 
+@pytest.mark.slow
 def test_the_perspective_scorer_cuts_off_a_trickled_answer_at_its_timeout(tmp_path):
     """The same trickling body held the Perspective scorer for as long as the server kept sending."""
     from trusteval.scorers import load_scorer
