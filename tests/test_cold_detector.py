@@ -21,6 +21,7 @@ def scorer(cache, data_dir):
     return load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
 
 
+@pytest.mark.slow
 def test_reaches_about_080_accuracy_on_cold_test(scorer, data_dir):
     prompts = load_dataset("cold", DataContext(data_dir=data_dir)).prompts
     values = np.array([o.value for o in scorer.score([p.text for p in prompts])])
@@ -33,6 +34,7 @@ def test_reaches_about_080_accuracy_on_cold_test(scorer, data_dir):
     assert scorer.languages == frozenset({"zh"})
 
 
+@pytest.mark.slow
 def test_cached_detector_gives_identical_scores(scorer, cache, data_dir):
     texts = ["你这个傻逼", "今天天气很好", "黑人都是垃圾", ""]
     again = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
@@ -50,6 +52,7 @@ def test_corrupted_cache_is_detected_and_retrained(cache, data_dir):
     assert weights.read_bytes() != original[:-100] + b"\x00" * 100
 
 
+@pytest.mark.slow
 def test_threshold_option(cache, data_dir):
     scorer = load_scorer("cold-tfidf?threshold=0.7", ScorerContext(data_dir=data_dir, cache_dir=cache))
     assert scorer.threshold == 0.7
@@ -69,6 +72,7 @@ ODD_TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_fast_char_transform_equals_sklearn(cache, data_dir):
     """The cached detector scores through PackedCharNgrams; sklearn's own transform (built on demand from the
     stored vocabulary and idf) gives the same matrix."""
