@@ -16,8 +16,9 @@ from trusteval.store.views import RunItems, StoredScores
 SRC = Path(__file__).resolve().parents[1] / "src" / "trusteval"
 STORE_MODULES = {"store/core.py", "store/migrations.py", "store/reads.py", "store/rows.py"}
 # store/merge.py copies one store file into another (ATTACH ... INSERT SELECT): a write at the store layer, not a read
-# of a run's rows; it stays beside the store.
-WRITERS = {"store/merge.py"}
+# of a run's rows; it stays beside the store. store/merge_sources.py checks those source files (schema, shard
+# aggregates) before the merge writes anything.
+WRITERS = {"store/merge.py", "store/merge_sources.py"}
 
 
 def _plan(n: int, dataset: str = "d", model: str = "model-a"):
