@@ -186,12 +186,7 @@ def _stored_run(store: Store, run_id: str) -> dict[str, Any]:
 
 def run_languages(store: Store, run_id: str) -> set[str]:
     """The languages of the prompts a run evaluated."""
-    rows = store.conn.execute(
-        "SELECT DISTINCT p.lang FROM run_items i JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id"
-        " WHERE i.run_id = ?",
-        (run_id,),
-    )
-    return {row[0] for row in rows}
+    return store.run_languages(run_id)
 
 
 def check_comparable(store: Store, run_a: str, run_b: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -191,6 +191,14 @@ class StoreReads:
     def count_run_items(self, run_id: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
 
+    def run_languages(self, run_id: str) -> set[str]:
+        """The languages of the prompts a run evaluated."""
+        sql = (
+            "SELECT DISTINCT p.lang FROM run_items i"
+            " JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id WHERE i.run_id = ?"
+        )
+        return {row[0] for row in self._tuples(sql, (run_id,))}
+
     def count_marked_answers(self, run_id: str, mark: str) -> tuple[int, int]:
         """Of a run's answers: how many carry `mark` among their finish_reason's marks, and how many there are."""
         row = self.conn.execute(
