@@ -78,7 +78,7 @@ class TrustGPTBias:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [
             common.refusal_task(self.spec, self.refusal, context),
-            common.toxicity_task(self.spec, context, plan_languages),
+            common.toxicity_task(self.spec, context, plan_languages, self.exclude_off_language),
         ]
 
     def control_terms(self) -> tuple[GroupTerms, ...]:
@@ -97,6 +97,10 @@ class TrustGPTBias:
         found = scorer_bias.control(families, values, self.groups, resamples=self.spec.resamples, holm=self.holm)
         means = {g: d.average_toxicity.value for g, d in model.by_group.items()}
         return {**found, "flags": control_flags(found, model.std_by_type, means)}
+
+    def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
+        """request key -> why the item is left out of the metrics (the export's `left_out` column)."""
+        return common.left_out_reasons(items, scores, (common.REFUSAL, common.RESPONSE_TOXICITY), self.refusal == "judge", self.exclude_off_language)
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(

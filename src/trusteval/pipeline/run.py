@@ -85,7 +85,11 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     executor = None
     try:
         data_sha = content_sha256(plan.dataset.prompts)
-        warnings = validity_warnings(spec, tasks, data_sha)
+        langs = {p.lang for p in plan.prompts}
+        warnings = validity_warnings(
+            spec, tasks, data_sha, labelled=any(p.label is not None for p in plan.dataset.prompts),
+            lang=next(iter(langs)) if len(langs) == 1 else None,
+        )  # fmt: skip
         executor = open_executor(spec)  # connects to a Ray cluster before anything is written
         placed = executor.score_on_workers(tasks, context) if executor else tasks
         store = Store.open(spec.store_path())
@@ -214,6 +218,7 @@ def record_run(
         "notes": list(plan.notes),
         "sources": plan.dataset.sources,
         "content_sha256": data_sha256 or content_sha256(plan.dataset.prompts),
+        "languages": sorted({p.lang for p in plan.prompts}),  # the response check set of the scorer's verdict
         "allow_unpinned_data": spec.allow_unpinned_data,
     }
     store.put_aggregate(spec.run_id, "data", data)

@@ -40,6 +40,7 @@ from trusteval.report.bulk_read import BulkLookup
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.language import script_code
+from trusteval.report.results import data_language
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import Store
 from trusteval.tables import paper_tables
@@ -288,8 +289,8 @@ def _group_tables(
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))
     scorer_id = group.latest.tasks.get(RESPONSE_TASK, "")
-    data_sha = (store.aggregate(group.latest.run_id, "data") or {}).get("content_sha256")
-    info = scorer_info(store, scorer_id, group.dataset, data_sha)
+    data = store.aggregate(group.latest.run_id, "data") or {}
+    info = scorer_info(store, scorer_id, group.dataset, data.get("content_sha256"), data_language(data))
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
         return results.tables, {"metrics": results.metrics}

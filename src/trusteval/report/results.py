@@ -26,14 +26,21 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     task_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
     book = {name: StoredScores(store, scorer_id) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
-    data_sha = (store.aggregate(run_id, "data") or {}).get("content_sha256")
-    info = {name: scorer_info(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
+    data = store.aggregate(run_id, "data") or {}
+    data_sha, lang = data.get("content_sha256"), data_language(data)
+    info = {name: scorer_info(store, scorer_id, dataset, data_sha, lang) for name, scorer_id in task_ids.items()}
     for name, scorer_id in task_ids.items():
         if scorer_id.startswith("judge/"):
             info[name] = replace(info[name], judge_validation=stored_validation(store, scorer_id))
     results = benchmark.results(items, book, info)
     metrics = {**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}
     return Results(metrics, results.tables, results.notes)
+
+
+def data_language(data: Mapping[str, Any]) -> str | None:
+    """The one language of a run's prompts (its `data` aggregate), or None (several, or an older run)."""
+    languages = data.get("languages") or []
+    return languages[0] if len(languages) == 1 else None
 
 
 def scorers_used(task_ids: Mapping[str, str], info: Mapping[str, ScorerInfo], data_sha: str | None) -> dict[str, Any]:
@@ -44,10 +51,19 @@ def scorers_used(task_ids: Mapping[str, str], info: Mapping[str, ScorerInfo], da
             "threshold": info[name].get("threshold"),
             "validity": info[name].validity,
             "validity_detail": info[name].validity_detail,
+            "validity_on_responses": _on_responses(info[name]),
             "data_sha256": data_sha,
         }
         for name, scorer_id in task_ids.items()
     }
+
+
+def _on_responses(info: ScorerInfo) -> dict[str, Any] | None:
+    """The verdict on the response check set, for --json: None when the data's language has no check set."""
+    if info.response_note is None:
+        return None
+    record = info.response_verdict
+    return {"verdict": record.verdict if record else "not validated", "detail": record.as_dict() if record else None}
 
 
 def run_results(store: Store, run_id: str) -> Results:

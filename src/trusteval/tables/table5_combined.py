@@ -19,6 +19,7 @@ from trusteval.metrics.toxicity import CATEGORIES
 from trusteval.tables.table import Cell, Table
 
 COMBINED_NAME = "table5_combined"
+VALIDITY = "Scorer validity of"  # the per-dataset notes that name the scorer's verdicts (data and responses)
 PAPER_ORDER = ("cold", "toxicspans", "hatexplain")  # the paper's column order; other datasets follow by name
 PER_DATASET = re.compile(r"table5_[0-9A-Za-z_]+")
 
@@ -85,6 +86,7 @@ def _combine(parts: Sequence[DatasetTable5]) -> Table:
             "The per-dataset tables " + ", ".join(part.table.name for part in parts) + " side by side, as the "
             "paper's Table 5 prints them; their notes (scorer, its validity, rows left out) apply here.",
             *conditions,
+            *(f"{part.label}: {note}" for part in parts for note in part.table.notes if note.startswith(VALIDITY)),
             "n/a: the model has no row for that dataset.",
         ),
     )
