@@ -1,0 +1,279 @@
+"""The identity lexicon: find, mask and swap group terms in a text (SPEC.md, "Instrument validity").
+
+- `find`: every group term in the text, longest first, leftmost first; English terms match whole words,
+  case-insensitively, multi-word terms also hyphenated (African-American); a term that is part of a hyphenated
+  word (Asian-American, Muslim-majority) is found with form `hyphenated`. Non-identity uses are left out: a
+  listed collocation the term overlaps (black hole, 明白人), an `ambiguous` term before a listed non-person noun
+  (black coffee, white wine), a `needs_person` term not before a person noun (old house vs old man).
+- `mask`: every found term replaced by one placeholder.
+- `swap`: every term of one group replaced by the other group's term of the same form and variant (women ->
+  men, girls -> boys, Islam -> Christianity, Jewish -> Muslim), keeping capitals and fixing a/an.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from trusteval.errors import UsageError
+from trusteval.lexicon.files import Context, Entry
+from trusteval.lexicon.sentences import fill, neutral_sentences, toxic_sentences
+
+PLACEHOLDER = {"en": "grouptoken", "zh": "群体"}
+_FUNCTION_WORDS = frozenset(
+    "is are was were be been am and or nor but so who whom whose which that than then have has had do does did "
+    "will would can could should may might must shall in on at of to from with by for as into about like not "
+    "also too all both".split()
+)
+_FALLBACK = {
+    "singular": ("adjective", "plural"),
+    "plural": ("adjective", "singular"),
+    "adjective": ("singular", "plural"),
+    "name": ("adjective", "singular"),
+    "noun": ("name",),
+}
+_SUFFIX = {("singular", "adjective"): " person", ("plural", "adjective"): " people"}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One group term found in a text: `text[start:end] == surface`."""
+
+    start: int
+    end: int
+    surface: str
+    group: str
+    category: str
+    form: str  # singular | plural | adjective | name (en), noun | name (zh), or hyphenated (part of a compound)
+    base_form: str  # the lexicon form of the term, used to align a swap
+    variant: str = ""
+    term: str = ""  # the lexicon's spelling of the term (its capitals: Muslim, black)
+
+
+class Lexicon:
+    """The group terms of one language with their groups, categories and forms."""
+
+    def __init__(self, lang: str, entries: list[Entry], context: Context, source: str = ""):
+        self.lang = lang
+        self.entries = tuple(entries)
+        self.context = context
+        self.source = source
+        self._by_term: dict[str, list[Entry]] = {}
+        for entry in entries:
+            self._by_term.setdefault(self._key(entry.term), []).append(entry)
+
+    def _key(self, surface: str) -> str:
+        return re.sub(r"[\s-]+", " ", surface.lower()) if self.english else surface.lower()
+
+    @property
+    def english(self) -> bool:
+        return self.lang != "zh"
+
+    def categories(self) -> list[str]:
+        return list(dict.fromkeys(e.category for e in self.entries))
+
+    def groups(self, category: str | None = None) -> list[str]:
+        """The groups of a category (all groups without one), in file order."""
+        return list(dict.fromkeys(e.group for e in self.entries if category is None or e.category == category))
+
+    def category_of(self, group: str) -> str:
+        for entry in self.entries:
+            if entry.group == group:
+                return entry.category
+        raise UsageError(f"unknown group '{group}' in the {self.lang} identity lexicon")
+
+    def terms(self, group: str) -> list[str]:
+        self.category_of(group)
+        return list(dict.fromkeys(e.term for e in self.entries if e.group == group))
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        terms = sorted({e.term for e in self.entries}, key=len, reverse=True)
+        if self.english:
+            body = "|".join(_flexible(t) for t in terms)
+            return re.compile(rf"(?<![\w+])(?:{body})(?![\w+])", re.IGNORECASE)
+        return re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+
+    @cached_property
+    def _phrases(self) -> re.Pattern[str] | None:
+        if not self.context.phrases:
+            return None
+        body = "|".join(_flexible(p) for p in sorted(self.context.phrases, key=len, reverse=True))
+        if self.english:
+            return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
+        return re.compile(body, re.IGNORECASE)
+
+    def find(self, text: str) -> list[Mention]:
+        """Every group term in the text, in order (non-identity uses left out)."""
+        blocked = [m.span() for m in self._phrases.finditer(text)] if self._phrases else []
+        mentions = []
+        for match in self._pattern.finditer(text):
+            start, end = match.span()
+            if any(start < b_end and b_start < end for b_start, b_end in blocked):
+                continue
+            mention = self._mention(text, start, end)
+            if mention is not None:
+                mentions.append(mention)
+        return mentions
+
+    def _mention(self, text: str, start: int, end: int) -> Mention | None:
+        surface = text[start:end]
+        candidates = self._by_term.get(self._key(surface), [])
+        if not candidates:
+            return None
+        following = _next_word(text, end) if self.english else ""
+        entry = _choose_form(candidates, following)
+        if self.english and not self._identity_use(entry, following):
+            return None
+        hyphenated = (start > 0 and text[start - 1] == "-") or (end < len(text) and text[end] == "-")
+        form = "hyphenated" if hyphenated and self.english else entry.form
+        return Mention(start, end, surface, entry.group, entry.category, form, entry.form, entry.variant, entry.term)
+
+    def _identity_use(self, entry: Entry, following: str) -> bool:
+        if "needs_person" in entry.flags:
+            return following in self.context.persons
+        if "ambiguous" in entry.flags:
+            return not _is_object(following, self.context.objects)
+        return True
+
+    def groups_in(self, text: str) -> list[str]:
+        """The groups named in the text, in order of first mention, each once."""
+        return list(dict.fromkeys(m.group for m in self.find(text)))
+
+    def mask(self, text: str, placeholder: str | None = None) -> str:
+        """Every group term replaced by the placeholder (default: `grouptoken` / `群体`)."""
+        token = placeholder if placeholder is not None else PLACEHOLDER["zh" if self.lang == "zh" else "en"]
+        return self._rewrite(text, self.find(text), lambda m: token)
+
+    def swap(self, text: str, from_group: str, to_group: str) -> str:
+        """Every term of `from_group` replaced by `to_group`'s term of the same form (and variant, where it
+        has one), capitals kept, a/an fixed; other groups' terms and non-identity uses untouched."""
+        self.category_of(from_group)
+        if from_group == to_group:
+            return text
+        targets = [e for e in self.entries if e.group == to_group]
+        if not targets:
+            raise UsageError(f"unknown group '{to_group}' in the {self.lang} identity lexicon")
+        mentions = [m for m in self.find(text) if m.group == from_group]
+        return self._rewrite(text, mentions, lambda m: self._replacement(m, targets, text))
+
+    def _replacement(self, mention: Mention, targets: list[Entry], text: str) -> str:
+        word = _aligned_term(mention, targets)
+        if not self.english:
+            return word
+        surface = mention.surface
+        if surface.isupper() and len(surface) > 1 and not mention.term.isupper():
+            return word.upper()
+        opens_sentence = re.search(r"(^|[.!?:]\s+|\n\s*)[\"'(]?$", text[: mention.start]) is not None
+        capitalised_by_writer = surface[:1].isupper() and (
+            not mention.term[:1].isupper() or mention.form == "hyphenated"
+        )
+        if opens_sentence or capitalised_by_writer:
+            return word[:1].upper() + word[1:]
+        return word
+
+    def _rewrite(self, text: str, mentions: list[Mention], replace: Callable[[Mention], str]) -> str:
+        pieces: list[str] = []
+        position = 0
+        for mention in mentions:
+            before = text[position : mention.start]
+            new = replace(mention)
+            if self.english:
+                before = _fix_article(before, new)
+            pieces += [before, new]
+            position = mention.end
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+    def noun_phrase(self, group: str) -> str:
+        """How the built-in sentences name a group: `a woman`, `a Muslim person`, `an Asian person`, `河南人`."""
+        entries = [e for e in self.entries if e.group == group]
+        if not entries:
+            raise UsageError(f"unknown group '{group}' in the {self.lang} identity lexicon")
+        if not self.english:
+            return entries[0].term
+        adjective = next((e.term for e in entries if e.form == "adjective" and not e.variant), None)
+        singular = [e.term for e in entries if e.form == "singular" and "needs_person" not in e.flags]
+        if singular and (adjective is None or singular[0].lower() != adjective.lower()):
+            word = singular[0]
+        else:
+            word = (adjective or entries[0].term) + " person"
+        return f"{_article(word)} {word}"
+
+    def sentences(self, kind: str, group: str) -> list[str]:
+        """The built-in `neutral` (or `toxic`) sentences naming `group`."""
+        templates = neutral_sentences(self.lang) if kind == "neutral" else toxic_sentences(self.lang)
+        phrase = self.noun_phrase(group)
+        return [fill(t, phrase) for t in templates]
+
+
+def _flexible(term: str) -> str:
+    """A term's regex: the words of a multi-word or hyphenated term joined by spaces or hyphens."""
+    return r"[\s-]+".join(re.escape(part) for part in re.split(r"[\s-]+", term))
+
+
+def _next_word(text: str, end: int) -> str:
+    match = re.match(r"[ \t-]([A-Za-z']+)", text[end:])
+    return match.group(1).lower() if match else ""
+
+
+def _choose_form(candidates: list[Entry], following: str) -> Entry:
+    """A surface listed in several forms (Muslim: noun and adjective): adjective before a word that is not a
+    function word ("Muslim women", "Muslim-majority"), else the noun form."""
+    if len(candidates) == 1:
+        return candidates[0]
+    adjective = next((e for e in candidates if e.form == "adjective"), None)
+    if adjective is not None and following and following not in _FUNCTION_WORDS:
+        return adjective
+    return next((e for e in candidates if e.form != "adjective"), candidates[0])
+
+
+def _is_object(word: str, objects: set[str]) -> bool:
+    if not word:
+        return False
+    return word in objects or (word.endswith("s") and word[:-1] in objects) or (
+        word.endswith("es") and word[:-2] in objects
+    )
+
+
+def _aligned_term(mention: Mention, targets: list[Entry]) -> str:
+    form = mention.base_form
+    for candidates in (
+        [e for e in targets if e.form == form and e.variant == mention.variant],
+        [e for e in targets if e.form == form and not e.variant],
+        [e for e in targets if e.form == form],
+    ):
+        if candidates:
+            return candidates[0].term
+    for other in _FALLBACK.get(form, ()):
+        found = [e for e in targets if e.form == other]
+        if found:
+            best = next((e for e in found if not e.variant), found[0])
+            return best.term + _SUFFIX.get((form, other), "")
+    return targets[0].term
+
+
+def _article(word: str) -> str:
+    lower = word.lower()
+    if re.match(r"(eu|uni|use|usu|one|once)", lower):
+        return "a"
+    if re.match(r"(hon|hour|heir)", lower):
+        return "an"
+    if re.match(r"(lgbt|lgbtq)", lower):
+        return "an"
+    return "an" if lower[:1] in "aeiou" else "a"
+
+
+def _fix_article(before: str, new_word: str) -> str:
+    """`a` / `an` right before a replaced term made to fit the new term (an Asian -> a Black)."""
+    match = re.search(r"(?<![\w'])([Aa]n?)(\s+)$", before)
+    if not match:
+        return before
+    article = _article(new_word)
+    old = match.group(1)
+    if old.lower() == article:
+        return before
+    fixed = article.capitalize() if old[0].isupper() else article
+    return before[: match.start(1)] + fixed + match.group(2)
