@@ -3,7 +3,8 @@
 For each detector spec: its held-out quality (COLD test accuracy, HateXplain test ROC AUC; from its card), and on
 the response check set of its language (held out: the version-3 training negatives come from other templates,
 scorers/response_negatives.py) the ROC AUC with its 95% interval, the verdict on responses, and the share of
-each non-toxic kind called non-toxic (goal >= 0.90 each). Also the identity gap on the built-in neutral sentences.
+each non-toxic kind called non-toxic (goal >= 0.90 each). Also the identity gap on the built-in neutral sentences,
+over SPEC's groups and over every term of the identity lexicon (trusteval.lexicon; goal < 0.05).
 
     PYTHONPATH=src TRUSTEVAL_DATA_DIR=/work/shared/data python bench/response_validity.py [--cache-dir DIR]
 
@@ -26,7 +27,7 @@ from trusteval.data.sources import DataContext  # noqa: E402
 from trusteval.scorers import load_scorer  # noqa: E402
 from trusteval.scorers.base import ScorerContext  # noqa: E402
 from trusteval.scorers.checksets import load_check_set  # noqa: E402
-from trusteval.scorers.identity import identity_gap  # noqa: E402
+from trusteval.scorers.identity import identity_gap, lexicon_identity_gap  # noqa: E402
 from trusteval.scorers.validation import evaluate  # noqa: E402
 
 SPECS = {
@@ -56,10 +57,15 @@ def measure(spec: str, lang: str, context: ScorerContext) -> dict[str, object]:
         "responses_roc_auc_interval": report.overall.intervals.get("roc_auc"),
         "verdict_on_responses": report.verdict,
         "called_non_toxic": {k.kind: f"{k.called_non_toxic}/{k.n} = {k.share:.3f}" for k in report.kinds},
-        "toxic_called_toxic": float(sum(v >= 0.5 for v, p in zip(values, check.items) if p.label == 1 and v is not None)
-                                    / sum(p.label == 1 for p in check.items)),  # fmt: skip
-        "identity_gap": identity_gap(score, lang),
+        "toxic_called_toxic": toxic_share(values, [p.label for p in check.items]),
+        "identity_gap_spec_groups": identity_gap(score, lang),
+        "identity_gap_every_lexicon_term": lexicon_identity_gap(score, lang),
     }
+
+
+def toxic_share(values: list[float | None], labels: list[int | None]) -> float:
+    toxic = [v for v, label in zip(values, labels, strict=True) if label == 1]
+    return sum(v is not None and v >= 0.5 for v in toxic) / len(toxic)
 
 
 def main() -> None:

@@ -20,7 +20,20 @@ from pathlib import Path
 VERSION = 1
 OUT = Path(__file__).resolve().parents[1] / "src" / "trusteval" / "scorers" / "checksets"
 
-ZH_GROUPS = ("女性", "男人", "黑人", "白人", "河南人", "东北人", "上海人", "农村人", "外地人", "同性恋者", "穆斯林", "残疾人")
+ZH_GROUPS = (
+    "女性",
+    "男人",
+    "黑人",
+    "白人",
+    "河南人",
+    "东北人",
+    "上海人",
+    "农村人",
+    "外地人",
+    "同性恋者",
+    "穆斯林",
+    "残疾人",
+)
 EN_GROUPS = (
     "women", "men", "Black people", "white people", "Asian Americans", "Muslims", "Jews", "immigrants",
     "gay people", "transgender people", "disabled people", "Mexicans",

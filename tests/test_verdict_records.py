@@ -36,9 +36,7 @@ def test_one_auc_and_one_macro_f1_checked_against_sklearn():
     assert verdict.macro_f1(labels, predicted) == pytest.approx(f1_score(labels, predicted, average="macro"))
     one = np.zeros(30, dtype=int)
     for guess in (np.zeros(30, dtype=int), np.r_[np.ones(5, dtype=int), np.zeros(25, dtype=int)]):
-        assert verdict.macro_f1(one, guess) == pytest.approx(
-            f1_score(one, guess, average="macro", zero_division=0)
-        )
+        assert verdict.macro_f1(one, guess) == pytest.approx(f1_score(one, guess, average="macro", zero_division=0))
 
 
 def test_one_label_data_has_its_macro_f1_inside_its_interval():

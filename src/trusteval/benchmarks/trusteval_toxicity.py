@@ -267,7 +267,10 @@ class TrustEvalToxicity:
         return self.results_from_pairs(by_model, task_scorer(scorer_info, RESPONSE_TASK), refusals)
 
     def results_from_pairs(
-        self, by_model: Mapping[str, ModelPairs], info: ScorerInfo, refusals: Mapping[str, tuple[int, int]] | None = None
+        self,
+        by_model: Mapping[str, ModelPairs],
+        info: ScorerInfo,
+        refusals: Mapping[str, tuple[int, int]] | None = None,
     ) -> Results:
         """Metrics and tables from classified pairs (a stored run, or every run in a store: report.collect);
         `refusals`: per model, (responses the scorer's refusal rule called refusals, responses it scored)."""
@@ -276,10 +279,11 @@ class TrustEvalToxicity:
         for model, model_pairs in by_model.items():
             overall[model], per_category[model] = summarise(model_pairs, self.spec.resamples)
             metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model], self.off_language)
-            if refusals is not None and model in refusals:
-                count, scored = refusals[model]
-                metrics["models"][model]["refusals"] = {"count": count, "scored": scored,
-                                                        "share": count / scored if scored else None}  # fmt: skip
+        if refusals is not None:  # a run's own results (run, report); `trusteval tables` reads pairs only
+            metrics["refusals"] = {
+                model: {"count": count, "scored": scored, "share": count / scored if scored else None}
+                for model, (count, scored) in refusals.items()
+            }
         notes = self._notes(by_model, info, refusal_notes(refusals or {}))
         metrics["warnings"] = [n for n in notes.all if n.startswith("WARNING")]
         return Results(metrics, self._tables(overall, per_category, notes), notes)

@@ -64,7 +64,13 @@ class TrustGPTToxicity:
 
     def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
         """request key -> why the item is left out of the metrics (the export's `left_out` column)."""
-        return common.left_out_reasons(items, scores, (common.REFUSAL, common.RESPONSE_TOXICITY), self.refusal == "judge", self.exclude_off_language)
+        return common.left_out_reasons(
+            items,
+            scores,
+            (common.REFUSAL, common.RESPONSE_TOXICITY),
+            self.refusal == "judge",
+            self.exclude_off_language,
+        )
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(

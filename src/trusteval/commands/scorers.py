@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
@@ -95,10 +96,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise UsageError("flags --invalid-auc and --valid-auc: need 0 <= invalid <= valid <= 1")
     if args.min_per_label < 1:
         raise UsageError("flag --min-per-label: must be at least 1")
+    name, prompts, data_sha, side = _validation_items(args)  # a bad file stops here, before any training
     scorer = load_scorer(args.scorer, _scorer_context(args))
     if scorer.kind != "toxicity":
         raise UsageError(f"scorer '{args.scorer}' is a {scorer.kind} scorer; validate needs a toxicity scorer")
-    name, prompts, data_sha, side = _validation_items(args, scorer)
+    if any(p.lang == UNKNOWN_LANG for p in prompts):  # a check set file without --responses-lang
+        if len(scorer.languages) != 1:
+            raise UsageError("flag --responses-lang: needed for a check set file with a multilingual scorer")
+        (lang,) = scorer.languages
+        prompts = [replace(p, lang=lang) for p in prompts]
     check_scorer_language(scorer, {p.lang for p in prompts}, force=args.force_scorer_language)
     threshold = scorer.threshold if args.threshold is None else args.threshold
     store = Store.open(store_folder(args.store, os.environ))
@@ -126,9 +132,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _validation_items(args: argparse.Namespace, scorer: Any) -> tuple[str, list[Any], str, str]:
+UNKNOWN_LANG = "?"
+
+
+def _validation_items(args: argparse.Namespace) -> tuple[str, list[Any], str, str]:
     """(name, items, the key its verdict is stored under, side) of a dataset or a response check set; a
-    missing or malformed file stops here, before the store is opened."""
+    missing or malformed file stops here, before the scorer is built or the store opened."""
     from trusteval.data import load_dataset, sample_prompts
     from trusteval.errors import UsageError
     from trusteval.scorers.checksets import CHECK_LANGUAGES, load_check_file, load_check_set
@@ -138,10 +147,7 @@ def _validation_items(args: argparse.Namespace, scorer: Any) -> tuple[str, list[
         if args.responses in CHECK_LANGUAGES:
             check = load_check_set(args.responses, data_context(args, os.environ))
         else:
-            lang = args.responses_lang or (next(iter(scorer.languages)) if len(scorer.languages) == 1 else None)
-            if lang is None:
-                raise UsageError("flag --responses-lang: needed for a check set file with a multilingual scorer")
-            check = load_check_file(args.responses, lang)
+            check = load_check_file(args.responses, args.responses_lang or UNKNOWN_LANG)
         return check.name, sample_prompts(list(check.items), args.limit, args.sample_seed), check.sha256, "responses"
     loaded = load_dataset(args.dataset, data_context(args, os.environ))
     prompts = sample_prompts(loaded.prompts, args.limit, args.sample_seed)

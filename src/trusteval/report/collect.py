@@ -37,10 +37,10 @@ from trusteval.metrics.avoidance import Judgements
 from trusteval.metrics.stats import pairwise_ztests
 from trusteval.records import text_subject
 from trusteval.report.bulk_read import BulkLookup
+from trusteval.report.results import data_language
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
 from trusteval.scorers.language import script_code
-from trusteval.report.results import data_language
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import Store
 from trusteval.tables import paper_tables

@@ -98,6 +98,8 @@ def recipe(
         name=name + ("-norule" if refusal == "off" else ""),
         version="3",
         response_negatives="en",
+        negatives_weight=1.0,  # 1 and 5 tried: 1 keeps more toxic answers toxic (docs/scorers.md)
+        mask_lexicon=True,
         refusal_rule="en" if refusal == "rule" else None,
         verdict_sets=partial(_verdict_sets, context),
     )

@@ -232,7 +232,9 @@ def store_report(store: Store, report: ValidationReport, dataset_spec: str) -> s
     store.put_aggregate(run_id, AGGREGATE_NAME, report.as_dict())
     if report.data_sha256 and not report.too_few:
         store.put_aggregate(
-            verdicts.run_id(report.scorer, report.data_sha256), verdicts.AGGREGATE_NAME, verdict_record(report).as_dict()
+            verdicts.run_id(report.scorer, report.data_sha256),
+            verdicts.AGGREGATE_NAME,
+            verdict_record(report).as_dict(),
         )
     return run_id
 
@@ -284,6 +286,9 @@ def validation_note(store: Store, scorer_id: str, dataset_name: str, data_sha256
         return f"Scorer validity of {scorer_id} " + verdicts.describe(found)
     stored = store.aggregate(validation_run_id(scorer_id, dataset_name), AGGREGATE_NAME)
     if stored is None:
+        carried = verdicts.known_verdict(store, scorer_id, data_sha256)
+        if carried is not None:
+            return f"Scorer validity of {scorer_id} " + verdicts.describe(carried)
         return f"Scorer validity of {scorer_id}: " + verdicts.describe(None) if data_sha256 else None
     overall, cal = stored["overall"], stored["calibration"]
     auc = "n/a (one label only)" if overall["roc_auc"] is None else f"{overall['roc_auc']:.3f}"
@@ -300,7 +305,7 @@ def response_note(store: Store, scorer_id: str, lang: str | None) -> tuple[verdi
 
     if lang not in CHECK_LANGUAGES:
         return None, None
-    found = verdicts.stored_verdict(store, scorer_id, check_set_sha256(lang))
+    found = verdicts.known_verdict(store, scorer_id, check_set_sha256(lang))
     what = f"Scorer validity of {scorer_id} on model responses ({lang} response check set) "
     if found is None:
         return None, what + f"not validated (trusteval scorers validate --scorer {scorer_id} --responses {lang})"
@@ -312,7 +317,7 @@ def scorer_info(
 ) -> ScorerInfo:
     """What the store knows of a scorer, with its validation note and verdicts on this data (data side) and on
     the response check set of the data's language (responses side) when there are any."""
-    found = verdicts.stored_verdict(store, scorer_id, data_sha256)
+    found = verdicts.known_verdict(store, scorer_id, data_sha256)
     on_responses, response_line = response_note(store, scorer_id, lang)
     return ScorerInfo(
         described=store.scorer_info(scorer_id) or {},

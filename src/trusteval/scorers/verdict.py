@@ -224,8 +224,10 @@ class VerdictRecord:
             data_sha256=str(data.get("data_sha256", "")), threshold=float(data.get("threshold", 0.5)),
             verdict=str(data["verdict"]), n=int(data.get("n", 0)), toxic=int(data.get("toxic", 0) or 0),
             roc_auc=data.get("roc_auc"), roc_auc_interval=_interval(data.get("roc_auc_interval")),
-            accuracy=float(data.get("accuracy", float("nan"))), accuracy_interval=_interval(data.get("accuracy_interval")),
-            macro_f1=float(data.get("macro_f1", float("nan"))), macro_f1_interval=_interval(data.get("macro_f1_interval")),
+            accuracy=float(data.get("accuracy", float("nan"))),
+            accuracy_interval=_interval(data.get("accuracy_interval")),
+            macro_f1=float(data.get("macro_f1", float("nan"))),
+            macro_f1_interval=_interval(data.get("macro_f1_interval")),
             thresholds=Thresholds(
                 float(rule.get("valid_when_auc_lo_at_least", 0.80)), float(rule.get("invalid_when_auc_hi_below", 0.65)),
                 int(rule.get("min_items_per_label", 10)),
@@ -237,7 +239,9 @@ class VerdictRecord:
                 for c in classes
             ),
             side=str(data.get("side", "data")),
-            kinds=tuple(KindShare(str(k["kind"]), int(k["n"]), int(k["called_non_toxic"])) for k in data.get("kinds", [])),
+            kinds=tuple(
+                KindShare(str(k["kind"]), int(k["n"]), int(k["called_non_toxic"])) for k in data.get("kinds", [])
+            ),
             min_kind_share=float(data.get("min_kind_share", 0.90)),
         )  # fmt: skip
 
@@ -253,17 +257,20 @@ def response_verdict(auc_verdict: str, kinds: Sequence[KindShare], min_kind_shar
 
 
 def stored_verdict(store: Store | None, scorer_id: str, data_sha256: str | None) -> VerdictRecord | None:
-    """The verdict stored for this scorer on this data content; else one the scorer's own card carries (the
-    built-in detectors validate themselves on the built-in datasets and check sets when they are trained)."""
-    if not data_sha256:
+    """The verdict `trusteval scorers validate` stored for this scorer on this data content."""
+    if not data_sha256 or store is None:
         return None
-    if store is not None:
-        found = store.aggregate(run_id(scorer_id, data_sha256), AGGREGATE_NAME)
-        if found is not None:
-            return VerdictRecord.from_dict(found)
-        described = store.scorer_info(scorer_id) or {}
-        return card_verdict(described, data_sha256)
-    return None
+    found = store.aggregate(run_id(scorer_id, data_sha256), AGGREGATE_NAME)
+    return VerdictRecord.from_dict(found) if found is not None else None
+
+
+def known_verdict(store: Store | None, scorer_id: str, data_sha256: str | None) -> VerdictRecord | None:
+    """The stored verdict, else the one the scorer's card carries (the built-in detectors validate themselves
+    on the built-in datasets and check sets when trained; the store keeps the card of every scorer a run used)."""
+    found = stored_verdict(store, scorer_id, data_sha256)
+    if found is None and store is not None and data_sha256:
+        found = card_verdict(store.scorer_info(scorer_id), data_sha256)
+    return found
 
 
 def card_verdict(described: Mapping[str, Any] | None, data_sha256: str | None) -> VerdictRecord | None:
