@@ -28,7 +28,10 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
     data = store.aggregate(run_id, "data") or {}
     data_sha, lang = data.get("content_sha256"), data_language(data)
-    info = {name: scorer_info(store, scorer_id, dataset, data_sha, lang) for name, scorer_id in task_ids.items()}
+    info = {
+        name: scorer_info(store, scorer_id, dataset, data_sha, lang if name.endswith("toxicity") else None)
+        for name, scorer_id in task_ids.items()
+    }
     for name, scorer_id in task_ids.items():
         if scorer_id.startswith("judge/"):
             info[name] = replace(info[name], judge_validation=stored_validation(store, scorer_id))
