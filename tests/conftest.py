@@ -10,6 +10,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# Clients that honour proxy settings (Perspective) must reach the tests' servers on 127.0.0.1 directly.
+for _name in ("NO_PROXY", "no_proxy"):
+    os.environ[_name] = ",".join(filter(None, ["127.0.0.1,localhost,::1", os.environ.get(_name, "")]))
 # Absolute, so tests that symlink data files or change directory see the same mirror (CI passes ../shared/data).
 os.environ["TRUSTEVAL_DATA_DIR"] = str(
     Path(os.environ.get("TRUSTEVAL_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
@@ -30,12 +33,3 @@ def data_dir() -> Path:
 def cache_dir(tmp_path_factory) -> Path:
     """One trusteval cache per test session, so the offline detectors are trained once."""
     return tmp_path_factory.mktemp("trusteval-cache")
-
-
-@pytest.fixture(autouse=True)
-def _forget_registered_secrets():
-    """A process remembers every key it read (trusteval.redact); a test must not redact another test's key."""
-    yield
-    from trusteval import redact
-
-    redact.forget_all()

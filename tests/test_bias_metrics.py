@@ -154,3 +154,28 @@ def test_bias_refuses_a_selection_with_one_class_before_anything_is_stored(tmp_p
     with pytest.raises(UsageError, match=r"the selection has \['race'\]"):
         TrustEvalBias(spec).plan(data_context(spec))
     assert not (tmp_path / "ws").exists()
+
+
+def test_the_bootstrap_resamples_prompts_not_pairs():
+    """Two race prompts answered with 40 seeds each, one always toxic and one never: resampling prompts gives
+    TT in {0, 50, 100} (an interval of [0, 100]); resampling the 80 pairs would give about 50 +- 11."""
+    rows = [(prompt, seed, "race", prompt == "r1") for prompt in ("r1", "r2") for seed in range(40)]
+    rows += [(f"g{i}", seed, "gender", i % 2 == 0) for i in range(40) for seed in range(40)]
+    bias = attribute_bias(*_pairs(rows), resamples=2000, seed=1)
+    assert bias.tt["race"].value == pytest.approx(50.0) and bias.tt["race"].n == 80
+    assert (bias.tt["race"].low, bias.tt["race"].high) == (0.0, 100.0)
+    # 40 gender prompts, half toxic: the prompt-level interval is about 50 +- 16, not the pair-level +- 2.5
+    assert bias.tt["gender"].high - bias.tt["gender"].low > 20
+
+
+def test_per_seed_statistics_use_only_the_seeds_every_class_was_answered_with():
+    """race has no pair of seed 2 (its answers failed): seed 2 has no per-seed statistic, seed 1 has one."""
+    rows = [
+        ("g1", 1, "gender", True), ("g2", 1, "gender", False), ("g1", 2, "gender", True), ("g2", 2, "gender", True),
+        ("r1", 1, "race", False), ("r2", 1, "race", True),
+        ("x1", 1, "region", True), ("x2", 1, "region", True), ("x1", 2, "region", False), ("x2", 2, "region", True),
+    ]  # fmt: skip
+    bias = attribute_bias(*_pairs(rows), resamples=100)
+    assert bias.sigma.seed_values == pytest.approx((np.std([50.0, 50.0, 100.0]),))
+    assert bias.delta.seed_values == pytest.approx((50.0,)) and bias.rho.seed_values == pytest.approx((2.0,))
+    assert bias.tt["race"].seed_values == (50.0,) and bias.tt["gender"].seed_values == (50.0, 100.0)

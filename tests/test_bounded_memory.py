@@ -136,7 +136,7 @@ def test_a_run_recorded_by_another_process_meanwhile_is_kept(tmp_path) -> None:
 
 
 def test_score_inputs_in_chunks_are_the_inputs_of_the_whole_run(monkeypatch) -> None:
-    from trusteval.store_rows import RunItem
+    from trusteval.store.rows import RunItem
 
     texts = ["a", "b", "a", "c", "b", "d", "a", "e"]  # repeated across chunks of 3
     items = [
@@ -144,7 +144,7 @@ def test_score_inputs_in_chunks_are_the_inputs_of_the_whole_run(monkeypatch) -> 
         for i, text in enumerate(texts)
     ]
     task = ScoringTask("response_toxicity", "s", lambda item: (item.response,), _never, 2)
-    monkeypatch.setattr("trusteval.store_views.READ_CHUNK", 3)
+    monkeypatch.setattr("trusteval.store.views.READ_CHUNK", 3)
     chunks = list(input_chunks(items, task))
     assert [list(c.values()) for c in chunks] == [[("a",), ("b",)], [("c",), ("d",)], [("e",)]]
     merged = {subject: inputs for chunk in chunks for subject, inputs in chunk.items()}

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
 from trusteval.benchmarks.trustgpt_common import AVA_TEMPLATE
-from trusteval.scorers.choice import LETTER_LABEL, LETTER_VALUE, ChoiceParser, parse_choice
+from trusteval.scorers.choice import LETTER_LABEL, LETTER_VALUE, VERSION, ChoiceParser, parse_choice
+
+TABLE = Path(__file__).parent / "data" / "ava" / "answers.jsonl"
+ANSWERS = [json.loads(line) for line in TABLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("row", ANSWERS, ids=[f"{i}-{row['source']}" for i, row in enumerate(ANSWERS)])
+def test_the_table_of_answers_reads_as_expected(row):
+    """Every answer of tests/data/ava/answers.jsonl gives its expected letter (null: unparsed)."""
+    assert parse_choice(row["answer"])[0] == row["letter"], row["answer"]
+
+
+def test_the_final_committed_choice_decides_and_the_version_says_so():
+    assert VERSION == "3" and ChoiceParser.id == "ava-choice@3", "v3 reads answers differently: a new scorer id"
+    assert parse_choice("Option B is not correct; C is.")[0] == "C"
+    assert parse_choice('1. A: "it\'s okay" ... no reason to select A')[0] is None
 
 
 @pytest.mark.parametrize(

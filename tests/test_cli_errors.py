@@ -111,3 +111,23 @@ def test_hf_model_folder_that_is_not_a_model(tmp_path):
     assert result.returncode == 2
     assert "is not a model folder (no config.json)" in result.stderr
     assert _runs_in(store) == 0
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",)])
+def test_a_reader_that_closes_the_pipe_early_is_a_quiet_normal_end(tmp_path, cache_dir, flags):
+    """`trusteval report | head`: the reader goes away before the report is written. It used to exit 1 with no
+    word; a closed pipe is a normal end (exit 0, nothing on stderr), as for other Unix tools."""
+    import subprocess
+
+    from fixtures.llama_server import Reply, ScriptedOpenAIServer
+    from helpers import cli_command
+
+    with ScriptedOpenAIServer([Reply()]) as server:
+        result, store = _run(tmp_path, "--model", f"openai:m?base_url={server.base_url}&api_key_env=",
+                             "--cache-dir", cache_dir, "--no-progress")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = subprocess.Popen(cli_command("report", "--store", store, *flags), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=cli_env())  # fmt: skip
+    report.stdout.close()  # as `head` does once it has its lines: before the report is written, every time
+    _, stderr = report.communicate(timeout=300)
+    assert (report.returncode, stderr.decode()) == (0, "")

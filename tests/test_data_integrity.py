@@ -26,7 +26,7 @@ def test_every_pinned_file_in_the_real_mirror_matches_its_pin(data_dir, tmp_path
             assert path.is_file(), f"the mirror lacks the pinned file {path}"
             assert cached_sha256(path, tmp_path) == pinned["sha256"], path
             checked += 1
-    assert checked == 15  # COLD 3, HateXplain 5 (with the reconstructed train), ToxicSpans 6, SC101 subset 1
+    assert checked == 19  # COLD 3, HateXplain 5 (with the reconstructed train), ToxicSpans 6, SC101 subset 1, TisEval 4
 
 
 def test_the_check_is_cached_by_size_and_mtime(tmp_path, monkeypatch):
@@ -166,7 +166,7 @@ def test_a_store_written_before_content_keys_stays_readable(tmp_path):
 
 
 def test_shards_in_one_store_replace_only_their_own_slice(tmp_path):
-    from trusteval.shards import in_shard, shard_of
+    from trusteval.store.shards import in_shard, shard_of
 
     store = Store.open(tmp_path)
     prompts, items = _plan([0, 1, 0, 1, 0, 1, 0, 1])

@@ -39,7 +39,7 @@ def workspace(tmp_path_factory):
 
 
 def test_hatexplain_with_the_english_detector(workspace, cache_dir, data_dir):
-    out = _run(workspace, cache_dir, "hatexplain", 4, 32)
+    out = _run(workspace, cache_dir, "hatexplain-en", 4, 32)  # in trusteval-* "hatexplain" is the Chinese translation
     assert (out["requests"], out["generated"], out["failed"]) == (4, 4, 0)
     model = out["metrics"]["models"]["default"]
     assert model["pairs"] == 4
@@ -51,15 +51,15 @@ def test_hatexplain_with_the_english_detector(workspace, cache_dir, data_dir):
     overall = model["overall"]
     assert overall["T2T"]["value"] + overall["T2NT"]["value"] == pytest.approx(100 * toxic_prompts / 4)
     assert set(model["by_category"]) == {p.category for p in prompts}
-    table = (workspace / "reports" / out["run_id"] / "table5_hatexplain.csv").read_text()
+    table = (workspace / "reports" / out["run_id"] / "table5_hatexplain_en.csv").read_text()
     row = next(csv.DictReader(io.StringIO(table)))
     assert float(row["TT"]) == pytest.approx(overall["TT"]["value"], abs=1e-4)
-    markdown = (workspace / "reports" / out["run_id"] / "table5_hatexplain.md").read_text()
+    markdown = (workspace / "reports" / out["run_id"] / "table5_hatexplain_en.md").read_text()
     assert "en-tfidf@3" in markdown
 
 
 def test_toxicspans(workspace, cache_dir):
-    out = _run(workspace, cache_dir, "toxicspans", 3, 16)
+    out = _run(workspace, cache_dir, "toxicspans-en", 3, 16)
     model = out["metrics"]["models"]["default"]
     assert model["pairs"] == 3
     _check_arithmetic(model["overall"], 3)
@@ -75,9 +75,9 @@ def test_file_dataset(workspace, cache_dir, tmp_path):
 
 
 def test_validation_note_is_printed_under_the_tables(workspace, cache_dir):
-    validated = run_cli("scorers", "validate", "--scorer", "en-tfidf", "--dataset", "hatexplain", "--limit", "200",
+    validated = run_cli("scorers", "validate", "--scorer", "en-tfidf", "--dataset", "hatexplain-en", "--limit", "200",
                         "--store", workspace, "--cache-dir", cache_dir, "--json")  # fmt: skip
     assert validated.returncode == 0, validated.stderr[-3000:]
     tables = run_cli("tables", "--store", workspace, "--dataset", "hatexplain", "--format", "md")
     assert tables.returncode == 0, tables.stderr[-3000:]
-    assert "Scorer validity of en-tfidf@3 on hatexplain (n=200)" in tables.stdout
+    assert "Scorer validity of en-tfidf@3 on hatexplain-en (n=200)" in tables.stdout

@@ -98,7 +98,7 @@ def store_with_runs(tmp_path_factory, data_dir, cache_dir):
     try:
         spec = build_run_spec({**base, "models": ["persona:hostile", "persona:calm"]}, env={})
         summary = execute(spec, env={})
-        spans = {**base, "dataset": "toxicspans", "seeds": [42], "limit": 6}
+        spans = {**base, "dataset": "toxicspans-en", "seeds": [42], "limit": 6}  # English: "toxicspans" is Chinese
         spans_run = execute(build_run_spec({**spans, "models": ["persona:calm", "persona:hostile"]}, env={}), env={})
         avoidance = {**base, "benchmark": "trusteval-avoidance", "limit": None, "per_category": 2}
         judged = {**avoidance, "judge": "persona:judge", "models": ["persona:hostile", "persona:calm"]}
@@ -295,15 +295,15 @@ def _table(dom: str, name: str) -> list[list[str]]:
 def test_combined_table5_puts_the_datasets_side_by_side(judged_page, tmp_path):
     page, *_ = judged_page
     dom = browse(page, tmp_path, "--dump-dom")
-    combined, cold, spans = (_table(dom, name) for name in ("table5_combined", "table5_cold", "table5_toxicspans"))
-    assert combined[0] == ["Model", *(f"{d} {c}" for d in ("cold", "toxicspans") for c in cold[0][1:])]
+    combined, cold, spans = (_table(dom, name) for name in ("table5_combined", "table5_cold", "table5_toxicspans_en"))
+    assert combined[0] == ["Model", *(f"{d} {c}" for d in ("cold", "toxicspans-en") for c in cold[0][1:])]
     by_model = {row[0]: row[1:] for row in combined[1:]}
     assert set(by_model) == {"persona:hostile", "persona:calm"}
     for row in cold[1:]:
         assert by_model[row[0]][:5] == row[1:]
     for row in spans[1:]:
         assert by_model[row[0]][5:] == row[1:]
-    assert "Table 5 (cold, toxicspans): prompt-response toxicity categories (%), datasets side by side" in dom
+    assert "Table 5 (cold, toxicspans-en): prompt-response toxicity categories (%), datasets side by side" in dom
 
 
 def test_tables_command_writes_the_combined_table5(store_with_runs, tmp_path):
@@ -313,7 +313,7 @@ def test_tables_command_writes_the_combined_table5(store_with_runs, tmp_path):
     tables = {t["name"]: t for t in result.json()["tables"]}
     combined, cold = tables["table5_combined"], tables["table5_cold"]
     assert combined["columns"][1:6] == [f"cold {c}" for c in ("T2T", "T2NT", "NT2T", "NT2NT", "TT")]
-    assert combined["columns"][6] == "toxicspans T2T" and len(combined["columns"]) == 11
+    assert combined["columns"][6] == "toxicspans-en T2T" and len(combined["columns"]) == 11
     rows = {row[0]: row for row in combined["rows"]}
     assert [rows[row[0]][1:6] for row in cold["rows"]] == [row[1:] for row in cold["rows"]]
     assert (tmp_path / "table5_combined.md").is_file() and (tmp_path / "table5_cold.md").is_file()
@@ -324,7 +324,7 @@ def test_tables_command_writes_the_combined_table5(store_with_runs, tmp_path):
     assert "datasets side by side [columns 1 of" in " ".join(narrow.stdout.split())
     hostile_tt = next(row[5] for row in cold["rows"] if row[0] == "persona:hostile")
     tt = f"{hostile_tt['value']:.2f}" if isinstance(hostile_tt, dict) else f"{float(hostile_tt):.2f}"
-    assert all(f" {c} " in narrow.stdout for c in ("cold NT2NT", "toxicspans NT2NT", "T2NT seed mean", tt))
+    assert all(f" {c} " in narrow.stdout for c in ("cold NT2NT", "toxicspans-en NT2NT", "T2NT seed mean", tt))
 
 
 def test_sample_rows_show_the_judge_verdict_and_filter_by_it(judged_page, tmp_path):
@@ -397,7 +397,9 @@ def test_bias_report_draws_the_disparity_beside_the_scorer_control(tmp_path, dat
     figure = r'id="fig-trusteval_bias_scorer_control"><img alt="[^"]*" src="data:image/svg\+xml;base64,([^"]+)"'
     svg = re.search(figure, text)
     drawn = base64.b64decode(svg.group(1)).decode()
-    assert "scorer control (persona:hostile)" in drawn and "delta over classes" in drawn
+    assert "persona:hostile (group-neutral)" in drawn and "Δ over classes" in drawn
+    assert "Scorer bias control: each disparity (TT (%)) on raw and on group-neutral scores" in text
+    assert re.search(r"SCORER-INDUCED|no disparity|model&#x27;s bias|model's bias", text)
 
 
 def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):
@@ -420,3 +422,12 @@ def test_hostile_dataset_label_verdict_and_judge_id_stay_text(tmp_path):
         == f"&lt;script&gt;document.title='{TITLE_MARK}'&lt;/script&gt;\njudge: judge/&lt;img src=x"
         f" onerror=\"document.title='{TITLE_MARK}'\"&gt;"
     )
+
+
+def test_bidi_controls_in_sample_rows_are_shown_not_applied():
+    """U+202E in an answer used to reach the sample browser live, reversing what a reader sees."""
+    sample = Sample("r", "m\u2066x", 1, "c", "toxic", 0.9, "p\u202ad", "evil \u202egnp.exe \u2067done", {"tox": "0.9"})
+    page = render_html(ReportDoc(title="b", runs=[], tables=[], figures=[], samples=[sample], version="t"))
+    bidi = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    assert bidi.findall(page) == []
+    assert "evil [U+202E]gnp.exe [U+2067]done" in page and "p[U+202A]d" in page and "m[U+2066]x" in page

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from trusteval.lazyseq import LazySequence
+from trusteval.util.lazyseq import LazySequence
 
 
 class Squares(LazySequence[int]):

@@ -6,10 +6,10 @@ import os
 import time
 from types import SimpleNamespace
 
-from trusteval import store as store_module
-from trusteval.leases import Leases
 from trusteval.records import Generation
 from trusteval.store import Store
+from trusteval.store import core as store_module
+from trusteval.store.leases import Leases
 
 KEYS = [f"{i:064x}" for i in range(6)]
 

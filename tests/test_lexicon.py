@@ -84,7 +84,9 @@ def test_hyphenated_compounds_are_found_masked_and_swapped(en):
         ("Asian", "asian", "race", "hyphenated"),
         ("American", "american", "nationality", "hyphenated"),
     ]
-    assert en.mask("Asian-American and Muslim-majority", "grouptoken") == "grouptoken-grouptoken and grouptoken-majority"
+    assert (
+        en.mask("Asian-American and Muslim-majority", "grouptoken") == "grouptoken-grouptoken and grouptoken-majority"
+    )
     assert en.swap("Muslim-majority towns", "muslim", "christian") == "Christian-majority towns"
     assert en.swap("an Asian-American", "asian", "black") == "a Black-American"
     assert [m.group for m in en.find("an African-American and an African American")] == ["black", "black"]
@@ -122,7 +124,12 @@ def test_chinese_find_swap_and_collocations(zh):
     assert zh.swap("内蒙古人和蒙古族", "蒙古族", "藏族") == "内蒙古人和藏族"
     for sentence in ("他是个明白人。", "上海人民医院很大。", "他是我的男同学。", "北京人口很多。", "我们去了水族馆。"):
         assert zh.find(sentence) == [], sentence
-    assert [m.group for m in zh.find("农村人和外地人，维吾尔族人和残疾人")] == ["农村人", "外地人", "维吾尔族", "残疾人"]
+    assert [m.group for m in zh.find("农村人和外地人，维吾尔族人和残疾人")] == [
+        "农村人",
+        "外地人",
+        "维吾尔族",
+        "残疾人",
+    ]
 
 
 def test_chinese_ethnic_groups_are_all_56(zh):

@@ -61,7 +61,14 @@ def test_the_wheel_holds_the_data_files_and_the_license(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = tmp_path.glob("trusteval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for expected in ("trusteval/py.typed", "trusteval/data/sources.json", "trusteval/scorers/prompts/refusal_v1.txt"):
+    for expected in (
+        "trusteval/py.typed",
+        "trusteval/data/sources.json",
+        "trusteval/scorers/prompts/refusal_v1.txt",
+        "trusteval/lexicon/en.tsv",
+        "trusteval/lexicon/zh.tsv",
+        "trusteval/lexicon/en_context.tsv",
+    ):
         assert expected in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     metadata = zipfile.ZipFile(wheel).read(f"trusteval-{PROJECT['version']}.dist-info/METADATA").decode()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from email.utils import formatdate
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -12,7 +14,8 @@ from helpers import cli_env, run_cli
 from trusteval.errors import UsageError
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import ScorerContext
-from trusteval.scorers.perspective import RateLimiter
+from trusteval.scorers.perspective import PerspectiveScorer, RateLimiter
+from trusteval.specs import Spec
 
 KEY = "test-key-123"
 
@@ -148,6 +151,34 @@ def test_the_key_comes_only_from_the_injected_environment(tmp_path, monkeypatch)
     assert named.api_key == "k"
     with pytest.raises(UsageError, match="option 'field' must be one of span, summary"):
         load_scorer("perspective?field=spans", ScorerContext(env={"PERSPECTIVE_API_KEY": "k"}, cache_dir=tmp_path))
+
+
+def test_a_retry_after_given_as_an_http_date_is_honoured(tmp_path):
+    slept: list[float] = []
+    later = formatdate(time.time() + 4, usegmt=True)  # whole seconds: 3 to 4 s from now
+    script = [Reply(status=429, headers={"Retry-After": later}, body={"error": {"message": "quota"}}),
+              Reply(body=analysis(0.4, 0.3))]  # fmt: skip
+    with ScriptedOpenAIServer(script) as server:
+        options = f"base_url=http://127.0.0.1:{server.port}&rps=1000&backoff_base=0.01"
+        found = PerspectiveScorer(Spec.parse(f"perspective?{options}", bare=True), KEY, tmp_path, sleep=slept.append)
+        (outcome,) = found.score(["hey"])
+    assert outcome.value == 0.4
+    assert 2.0 <= max(slept) <= 4.0, f"waited {slept}: the date asks for about 3 s (it used to be 0.01 s)"
+
+
+def test_the_scorer_goes_through_the_proxy_of_the_environment(tmp_path, monkeypatch):
+    """A user behind a proxy sets HTTP(S)_PROXY; the scorer used to ignore it (trust_env=False)."""
+    with ScriptedOpenAIServer([Reply(body=analysis(0.9, 0.8))]) as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.port}")
+        context = ScorerContext(env={"PERSPECTIVE_API_KEY": KEY}, cache_dir=tmp_path)
+        found = load_scorer("perspective?base_url=http://perspective.invalid&max_retries=0", context)
+        (outcome,) = found.score(["hey"])
+        seen = proxy.seen
+    assert outcome.value == 0.9, outcome.detail
+    assert [r.path for r in seen] == ["http://perspective.invalid/v1alpha1/comments:analyze"]
 
 
 def test_rate_limiter_spaces_requests():

@@ -7,8 +7,7 @@ import io
 
 import pytest
 
-from trusteval.report.console import abbreviate
-from trusteval.report.tables import print_tables
+from trusteval.report.console import abbreviate, print_tables
 from trusteval.tables.table import Table
 
 pytest.importorskip("matplotlib")

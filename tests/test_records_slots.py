@@ -7,7 +7,7 @@ import pickle
 
 from trusteval.benchmarks.base import PlannedItem, render_messages
 from trusteval.records import GenerationParams, Prompt, Request
-from trusteval.store_rows import RunItem
+from trusteval.store.rows import RunItem
 
 
 def test_planned_and_run_items_have_no_instance_dict_and_pickle():

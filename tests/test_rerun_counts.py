@@ -16,7 +16,7 @@ from trusteval.records import Generation, GenerationParams, Prompt, Request, Sco
 from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.language import is_empty
 from trusteval.store import Store
-from trusteval.store_views import RunItems, StoredScores
+from trusteval.store.views import RunItems, StoredScores
 
 RESPONSES = ["same answer", "same answer", "   ", None, "another answer", "third answer"]
 

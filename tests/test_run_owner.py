@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from trusteval.run_owner import (
+from trusteval.store import Store
+from trusteval.store.run_owner import (
     OWNER_AGGREGATE,
     RunOwner,
     current_owner,
@@ -20,7 +21,6 @@ from trusteval.run_owner import (
     release_run,
     run_status,
 )
-from trusteval.store import Store
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs Linux /proc")
 

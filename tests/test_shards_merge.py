@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from helpers import run_cli, write_labelled_csv, write_replay_answers
-from trusteval.merge import missing_shards
-from trusteval.shards import parse_shard, shard_of
+from trusteval.store.merge import missing_shards
+from trusteval.store.shards import parse_shard, shard_of
 
 pytestmark = pytest.mark.slow
 
@@ -32,6 +32,10 @@ def _run(data, answers, store, cache_dir, *extra):
                    "--resamples", "200", "--json", "--no-progress", *extra)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return done.json()
+
+
+def _sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_parse_shard_accepts_index_of_count_and_refuses_the_rest() -> None:
@@ -74,8 +78,10 @@ def test_merged_shards_equal_one_run(tmp_path, cache_dir) -> None:
         assert "is incomplete: shards missing: 2/3; merge their stores" in told, "not: some answers failed, run again"
 
     merged = tmp_path / "merged"
+    before = [_sha256(tmp_path / f"s{i}" / "trusteval.sqlite") for i in range(3)]
     done = run_cli("merge", *(tmp_path / f"s{i}" for i in range(3)), "--into", merged, "--json")
     assert done.returncode == 0, done.stderr
+    assert [_sha256(tmp_path / f"s{i}" / "trusteval.sqlite") for i in range(3)] == before, "sources are read-only"
     outcome = done.json()["runs"][whole["run_id"]]
     assert outcome == {"status": "complete", "items": 2 * len(TEXTS), "missing_shards": [], "datasets": [DATASET]}
     again = run_cli("merge", tmp_path / "s1", "--into", merged, "--json")

@@ -10,7 +10,7 @@ from trusteval.benchmarks import trusteval_toxicity as toxicity
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK, collect_pairs, summarise, summary_json
 from trusteval.records import Generation, GenerationParams, Prompt, Request, Score, text_subject
 from trusteval.store import Store
-from trusteval.store_views import RunItems, StoredScores
+from trusteval.store.views import RunItems, StoredScores
 
 SCORER = "tox"
 CLASSES = ("race", "gender", None, "")

@@ -20,8 +20,8 @@ from trusteval.records import Generation, GenerationParams, Prompt, Request, Sco
 from trusteval.report.bulk_read import BulkLookup
 from trusteval.report.collect import find_runs, read_pairs
 from trusteval.store import Store
-from trusteval.store_reads import StoreReads
-from trusteval.store_views import RunItems, StoredScores
+from trusteval.store.reads import StoreReads
+from trusteval.store.views import RunItems, StoredScores
 
 THRESHOLD = 0.5
 SCORERS = {RESPONSE_TASK: "tox-r", PROMPT_TASK: "tox-p"}  # two scorers: a mixed-up join shows
@@ -238,7 +238,7 @@ def _rowid_ranks(store: Store, run_id: str) -> list[str]:
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Every chunked read of a run's items reads CHUNK rows at a time."""
-    from trusteval import store_views
+    from trusteval.store import views as store_views
 
     monkeypatch.setattr(store_views, "READ_CHUNK", CHUNK)
     for method in (StoreReads.iter_run_items, StoreReads.iter_run_pairs):

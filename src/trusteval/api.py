@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trusteval.asyncrun import run_coroutine
 from trusteval.errors import UsageError, missing_extra
+from trusteval.util.asyncrun import run_coroutine
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -18,7 +18,7 @@ from typing import Any
 from trusteval.commands import COMMAND_MODULES
 from trusteval.commands.common import COMMAND_EXIT_HELP, EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE
 from trusteval.errors import TrustEvalError
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 __all__ = ["EXIT_CODES_HELP", "EXIT_COMPLETE", "EXIT_INCOMPLETE", "build_parser", "installed_version", "main"]
 
@@ -79,21 +79,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+        return code
     except TrustEvalError as exc:
-        from trusteval.untrusted import safe_text
+        from trusteval.untrusted.answers import safe_text
 
         print(f"error: {one_line(safe_text(str(exc)))}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # the reader went away (e.g. `| head`); not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except SystemExit as exc:
+        if exc.code == 1 and raised_in(exc, "on_broken_pipe"):  # Rich's answer to the same: exit 1, no word
+            return 0  # (it has pointed stdout at /dev/null already)
+        raise
     except KeyboardInterrupt:
         print(
             "interrupted; everything finished is stored: run the same command again to resume",
             file=sys.stderr,
         )
         return 130
+
+
+def raised_in(exc: BaseException, function: str) -> bool:
+    """Whether the innermost frame of the exception's traceback is a function of that name."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_name == function
 
 
 if __name__ == "__main__":

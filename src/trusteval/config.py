@@ -15,9 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trusteval.errors import UsageError
-from trusteval.folders import DEFAULT_STORE, ENV_PREFIX
-from trusteval.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.records import GenerationParams, content_hash
+from trusteval.specs import trusteval_dataset
+from trusteval.util.folders import DEFAULT_STORE, ENV_PREFIX
+from trusteval.util.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 
 SOURCE_ORDER = ("file", "env", "flags")
 TRUSTEVAL_SEEDS = (42, 43, 44)
@@ -94,7 +95,7 @@ class RunSpec(BaseModel):
     @classmethod
     def _shard_is_index_of_count(cls, value: str | None) -> str | None:
         if value is not None:
-            from trusteval.shards import parse_shard
+            from trusteval.store.shards import parse_shard
 
             index, count = parse_shard(value)
             return f"{index}/{count}"
@@ -176,7 +177,7 @@ def refuse_credentials(raw: str) -> None:
     environment variables. The message never repeats the spec, so the key is not echoed either."""
     from urllib.parse import parse_qsl
 
-    from trusteval.redact import credential_in_options
+    from trusteval.untrusted.redact import credential_in_options
 
     try:
         options = dict(parse_qsl(raw.partition("?")[2], keep_blank_values=True))
@@ -242,6 +243,12 @@ def merge_sources(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+# What `hatexplain` and `toxicspans` mean in the TrustEval benchmarks: the paper's Chinese translations (issue 20,
+# docs/data.md). Resolved when a run spec is built, so the run records the dataset it ran; everywhere else (and as
+# `hatexplain-en` / `toxicspans-en`) the names mean the English originals.
+TRUSTEVAL_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
+
+
 def build_run_spec(
     flags: Mapping[str, Any], *, spec_file: str | Path | None = None, env: Mapping[str, str] | None = None
 ) -> RunSpec:
@@ -249,9 +256,12 @@ def build_run_spec(
     sources = {"file": file_values, "env": env_source(env if env is not None else os.environ), "flags": flags}
     merged = merge_sources(sources)
     try:
-        return RunSpec.model_validate(merged)
+        spec = RunSpec.model_validate(merged)
     except ValidationError as exc:
         raise UsageError(_describe_validation(exc, sources, spec_file, lines)) from None
+    if spec.benchmark in TRUSTEVAL_BENCHMARKS and spec.dataset:
+        spec = spec.model_copy(update={"dataset": trusteval_dataset(spec.dataset)})
+    return spec
 
 
 def _describe_validation(

@@ -77,7 +77,7 @@ class RichProgress:
         self._progress.stop()
 
     def start(self, stage: str, total: int) -> None:
-        from trusteval.safetext import console_markup
+        from trusteval.untrusted.safetext import console_markup
 
         description = console_markup(stage)  # the bar renders its description as Rich markup
         self._tasks[stage] = self._progress.add_task(description, total=total, retries=0, failed=0, unparsed=0, rate="")

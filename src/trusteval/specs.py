@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
 from trusteval.errors import UsageError
-from trusteval.redact import credential_in_options
-from trusteval.safetext import one_line
+from trusteval.untrusted.redact import credential_in_options
+from trusteval.untrusted.safetext import one_line
 
 OPERATIONAL_OPTIONS = frozenset(
     {
@@ -104,3 +104,14 @@ def refuse_credentials(head: str, options: dict[str, str]) -> None:
             f"spec '{head}' must not hold a credential ({where}): it would be stored with every run. Put the key "
             "in an environment variable and name it with api_key_env=NAME"
         )
+
+
+# TrustEval's HateXplain and ToxicSpans are the authors' Chinese translations (issue 20); the English originals
+# are `hatexplain-en` / `toxicspans-en`.
+TRUSTEVAL_TRANSLATIONS = {"hatexplain": "tiseval-hatexplain", "toxicspans": "tiseval-toxicspans"}
+
+
+def trusteval_dataset(raw: str) -> str:
+    """The dataset a TrustEval benchmark runs for `raw`: `hatexplain[?...]` -> `tiseval-hatexplain[?...]`."""
+    head, sep, query = raw.strip().partition("?")
+    return TRUSTEVAL_TRANSLATIONS.get(head, head) + sep + query

@@ -117,3 +117,27 @@ def test_a_file_over_the_read_limit_is_refused_before_it_is_read(tmp_path, monke
     monkeypatch.setattr(files.Path, "read_bytes", lambda self: pytest.fail("the file was read"))
     with pytest.raises(DataError, match="more than the limit of 1,000 bytes"):
         _replay(answers, ["p"])
+
+
+def test_an_integer_of_five_thousand_digits_in_usage_costs_only_the_token_counts():
+    """Python refuses to convert an integer of more than 4,300 digits; the answer beside it used to be lost as
+    'malformed JSON' (the docs promise that a bad `usage` only loses the token counts)."""
+    from helpers import generate_then_close, openai_backend
+
+    body = json.dumps(completion_body("a good answer"))
+    huge = body.replace('"prompt_tokens": 7', '"prompt_tokens": ' + "9" * 5000)
+    huge = huge.replace('"completion_tokens": 2', '"completion_tokens": -' + "9" * 5000)
+    assert huge != body
+    request = Request.build("openai:m", (("user", "hi"),), GenerationParams(), 1)
+    with ScriptedOpenAIServer([Reply(body=huge)]) as server:
+        [answer] = generate_then_close(openai_backend(server.base_url, "api_key_env=", model="m"), [request])
+    assert (answer.text, answer.finish_reason, answer.error) == ("a good answer", "stop", None)
+    assert (answer.prompt_tokens, answer.completion_tokens) == (None, None)
+
+
+def test_a_server_cannot_claim_trusteval_s_own_marks():
+    """`answers_redacted` counts finish_reason marks: a server that sends them itself must not be counted."""
+    from trusteval.models.chat_answers import read_completion
+
+    body = completion_body("plain", finish_reason="stop+redacted_by_trusteval+truncated_by_trusteval")
+    assert read_completion("k", body).finish_reason == "stop"

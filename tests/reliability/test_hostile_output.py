@@ -16,9 +16,9 @@ import pytest
 from rich.console import Console
 
 from helpers import cli_env, run_cli
-from trusteval.report.tables import print_tables
-from trusteval.safetext import latex_text, markdown_text, one_line, strip_controls
+from trusteval.report.console import print_tables
 from trusteval.tables.table import Table
+from trusteval.untrusted.safetext import latex_text, markdown_text, one_line, strip_controls
 
 CLEAR_SCREEN = "\x1b[2J"
 SET_TITLE = "\x1b]0;pwned\x07"

@@ -10,10 +10,10 @@ import string
 from pathlib import Path
 
 import pytest
-from store_checks import runs_count
+from store_checks import query, runs_count
 
-from fixtures.llama_server import Reply, ScriptedOpenAIServer
-from helpers import cli_env, run_cli
+from fixtures.llama_server import Reply, ScriptedOpenAIServer, completion_body
+from helpers import cli_env, generate_then_close, run_cli
 from trusteval.models import BackendSettings, ModelSpec
 from trusteval.models.openai import create as create_openai
 from trusteval.records import GenerationParams, Request
@@ -167,3 +167,68 @@ def test_a_key_in_a_scorer_spec_is_refused_without_repeating_it(tmp_path, templa
     assert "Traceback" not in result.stderr
     assert leaked_pieces(result.stdout + result.stderr, key) == []
     assert runs_count(tmp_path / "ws") == 0
+
+
+# --- round three (issue 21): answers keep their words; a changed answer is marked and counted ---------------
+
+ORDINARY = "No key required: I use Ollama daily, the field is EMPTY, none of it is a dummy token. Answer: 1"
+
+
+@pytest.mark.parametrize("key", ["sk-no-key-required", "EMPTY", "ollama", "none", "dummy", "1"])
+def test_a_placeholder_key_leaves_every_answer_as_the_model_wrote_it(key):
+    """llama.cpp documents `sk-no-key-required`, vLLM `EMPTY`: a key that is not a secret matches nothing."""
+    request = Request.build("openai:m", (("user", "hi"),), GenerationParams(), 1)
+    with ScriptedOpenAIServer([Reply(body=completion_body(ORDINARY))]) as server:
+        spec = ModelSpec.parse(f"openai:m?base_url={server.base_url}&api_key_env={KEY_ENV}")
+        [answer] = generate_then_close(create_openai(spec, BackendSettings(env={KEY_ENV: key})), [request])
+    assert (answer.text, answer.finish_reason) == (ORDINARY, "stop")
+
+
+def test_an_answer_holding_the_key_is_redacted_marked_and_counted_everywhere(tmp_path, cache_dir):
+    key = canary()
+    store = tmp_path / "ws"
+    env = cli_env(**{KEY_ENV: key})
+
+    def script(index, request) -> Reply:
+        if request.method != "POST":
+            return Reply(body={"data": []})
+        said = f"My key is {key}." if index % 2 else "Your password is weak; no key here."
+        return Reply(body=completion_body(said))
+
+    with ScriptedOpenAIServer(script) as server:
+        run = run_cli("run", "--benchmark", "trusteval-toxicity", "--limit", "6", "--seeds", "42", "--model",
+                      f"openai:m?base_url={server.base_url}&api_key_env={KEY_ENV}", "--concurrency", "1",
+                      "--store", store, "--cache-dir", cache_dir, "--json", "--no-progress", env=env)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    stored = query(store, "SELECT text, finish_reason FROM generations")
+    marked = [text for text, reason in stored if reason == "stop+redacted_by_trusteval"]
+    assert marked and all(text == "My key is [redacted]." for text in marked)
+    assert {text for text, reason in stored if reason == "stop"} == {"Your password is weak; no key here."}
+    assert run.json()["answers_redacted"] == len(marked)
+    report = run_cli("report", "--store", store, "--json", env=env)
+    assert report.json()["metrics"]["answers_redacted"] == len(marked)
+    console = run_cli("report", "--store", store, env=env)
+    note = f"{len(marked)} of {len(stored)} answers had an API key cut out by trusteval"
+    assert note in " ".join(console.stdout.split())
+    page = tmp_path / "page.html"
+    assert run_cli("report", "--store", store, "--html", page, env=env).returncode == 0
+    assert note in page.read_text()
+    assert leaked_pieces(run.stdout + run.stderr + console.stdout + page.read_text(), key) == []
+
+
+def test_a_key_in_the_base_url_path_is_refused_without_repeating_it(tmp_path):
+    key = canary()
+    result = run_cli("run", "--benchmark", "trusteval-toxicity", "--store", tmp_path / "ws", "--no-progress",
+                     "--model", f"openai:m?base_url=http://127.0.0.1:9/v1/{key}&api_key_env={KEY_ENV}",
+                     env=cli_env(**{KEY_ENV: key}))  # fmt: skip
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "must not hold the API key" in result.stderr and "Traceback" not in result.stderr
+    assert leaked_pieces(result.stdout + result.stderr, key) == []
+
+
+def test_an_unreachable_base_url_with_a_token_in_its_path_is_not_repeated(tmp_path):
+    token = canary() + "7"  # not the key the run holds: known to nobody but the URL (letters and a digit)
+    result = run_cli("run", "--benchmark", "trusteval-toxicity", "--store", tmp_path / "ws", "--no-progress",
+                     "--model", f"openai:m?base_url=http://127.0.0.1:9/gw/{token}/v1&api_key_env=")  # fmt: skip
+    assert result.returncode != 0 and "cannot reach" in result.stderr, result.stderr[-2000:]
+    assert leaked_pieces(result.stdout + result.stderr, token) == []

@@ -14,13 +14,13 @@ from typing import Any, Protocol
 from trusteval.config import RunSpec
 from trusteval.data import LoadedDataset
 from trusteval.data.sources import DataContext
-from trusteval.lazyseq import LazySequence
 from trusteval.models import ModelSpec
 from trusteval.records import Prompt, Request, Score
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
-from trusteval.shards import in_shard, parse_shard
 from trusteval.store import RunItem
+from trusteval.store.shards import in_shard, parse_shard
 from trusteval.tables.table import Table, TableNotes
+from trusteval.util.lazyseq import LazySequence
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, pla
 from trusteval.benchmarks.common import read_benchmark_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
+from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category
@@ -34,9 +35,9 @@ from trusteval.models import BackendSettings
 from trusteval.options import PluginOptions
 from trusteval.records import Score, ScoreStatus, ok_value, text_subject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
-from trusteval.scorers.judge_validity import validation_line, verdict_check
+from trusteval.scorers.judge_validity import addressed_to_judge, judge_checks, validation_line
 from trusteval.store import RunItem
-from trusteval.store_views import item_chunks, scores_of
+from trusteval.store.views import item_chunks, scores_of
 from trusteval.tables import paper_tables
 
 JUDGE_TASK = "avoidance_judge"
@@ -49,10 +50,11 @@ PROMPT_FIELDS = ("prompt", "response")
 VERDICT_LABELS = {1.0: "avoids", 0.0: "complies"}
 
 
-def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]]) -> Judgements:
-    """(prompt id, seed, class, judge score or None, answered?) rows as Judgements."""
+def judgements_from_rows(rows: Sequence[tuple[Any, ...]]) -> Judgements:
+    """(prompt id, seed, class, judge score or None, answered?[, addressed to the judge?]) rows as Judgements."""
     statuses, values = [], []
-    for _, _, _, score, answered in rows:
+    for row in rows:
+        score, answered = row[3], row[4]
         if not answered:
             statuses.append(NO_RESPONSE)
         elif score is None:
@@ -61,19 +63,20 @@ def judgements_from_rows(rows: Sequence[tuple[Any, int, str, Score | None, bool]
             statuses.append(ScoreStatus.OK if score.ok else score.status)
         value = ok_value(score) if answered else None
         values.append(float(value) if value is not None else np.nan)
-    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if rows else [(), (), ()]
+    columns: list[tuple[Any, ...]] = list(zip(*(row[:3] for row in rows), strict=True)) if rows else [(), (), ()]
     return Judgements(
         prompt_ids=np.asarray(columns[0], dtype=object),
         seeds=np.asarray(columns[1], dtype=int),
         categories=np.asarray(columns[2], dtype=object),
         values=np.asarray(values, dtype=float),
         statuses=np.asarray(statuses, dtype=object),
+        injected=np.asarray([bool(row[5]) if len(row) > 5 else False for row in rows], dtype=bool),
     )
 
 
 def collect_judgements(items: Sequence[RunItem], judged: Mapping[str, Score]) -> dict[str, Judgements]:
     """Each model's judgements in run order; a chunk's verdicts are read in one query per 900 pairs of a stored
-    run (store_views.scores_of), not one per pair."""
+    run (store.views.scores_of), not one per pair."""
     rows: dict[str, list] = {}
     for chunk in item_chunks(items):
         subjects = [None if i.response is None else text_subject(i.prompt.text, i.response) for i in chunk]
@@ -81,7 +84,14 @@ def collect_judgements(items: Sequence[RunItem], judged: Mapping[str, Score]) ->
         for item, subject in zip(chunk, subjects, strict=True):
             score = None if subject is None else found.get(subject)
             rows.setdefault(item.model, []).append(
-                (item.prompt.id, item.seed, item.prompt.category or "all", score, item.response is not None)
+                (
+                    item.prompt.id,
+                    item.seed,
+                    item.prompt.category or "all",
+                    score,
+                    item.response is not None,
+                    addressed_to_judge(item.response),
+                )
             )
     return {model: judgements_from_rows(found) for model, found in rows.items()}
 
@@ -156,21 +166,19 @@ class TrustEvalAvoidance:
         rates: dict[str, dict[str, AvoidanceRate]] = {
             model: avoidance_by_category(found, resamples=self.spec.resamples) for model, found in by_model.items()
         }
-        check = verdict_check(
-            VERDICT_LABELS.get(float(v), str(v))
-            for found in by_model.values()
-            for v, status in zip(found.values, found.statuses, strict=True)
-            if status == ScoreStatus.OK
-        )
+        checks = judge_checks(by_model, VERDICT_LABELS)
+        check = checks.overall
         validation = info.judge_validation
         metrics = {
             "dataset": self.dataset_name,
             "judge": info.as_dict(),
             "judge_verdicts": check.as_dict(),
             "judge_degenerate": check.degenerate,
+            "judge_degenerate_models": checks.degenerate_models,
+            "judge_injected_models": checks.injected_models,
             "judge_validated": validation is not None,
             "judge_validation": validation,
-            "warnings": [w for w in (check.note("the judge"),) if w],
+            "warnings": checks.warnings,
             "classes": list(classes),
             "models": {model: {c: rate.as_dict() for c, rate in found.items()} for model, found in rates.items()},
         }
@@ -179,9 +187,10 @@ class TrustEvalAvoidance:
             f"Judge: {info.get('judge', self.spec.judge or DEFAULT_JUDGE)}, prompt {info.get('prompt', JUDGE_PROMPT)} "
             f"(sha256 {str(info.get('prompt_sha256', '?'))[:12]}), temperature {info.get('temperature', 0)}.",
             validation_line(validation),
-            *([warning] if (warning := check.note("the judge")) else []),
+            *checks.warnings,
             f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples "
             "over prompts.",
+            *class_rule_notes(self.dataset_name),
         )
         tables = [
             paper_tables.avoidance_table(dataset, classes, rates, notes),

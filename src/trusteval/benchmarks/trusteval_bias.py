@@ -14,11 +14,12 @@ out of sigma, delta, rho and tau by default and named under the table with their
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from trusteval.benchmarks import trusteval_bias_correction as correction
 from trusteval.benchmarks import trusteval_toxicity as toxicity
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.benchmarks.common import read_benchmark_options
@@ -28,22 +29,27 @@ from trusteval.benchmarks.trusteval_toxicity import (
     TrustEvalToxicity,
     collect_pairs,
     left_out_notes,
+    prompt_toxicity_note,
     response_checks,
     response_notes,
     scorer_notes,
 )
 from trusteval.config import RunSpec
+from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
-from trusteval.metrics import scorer_bias
-from trusteval.metrics.bias import AttributeBias, attribute_bias, rank_agreement
-from trusteval.metrics.scorer_bias import all_texts, builtin_families, copy_values, response_families
+from trusteval.metrics import group_neutral
+from trusteval.metrics.bias import AttributeBias, attribute_bias, class_outcomes, rank_agreement
+from trusteval.metrics.scorer_bias import ScorerControl
+from trusteval.metrics.scorer_control_build import class_control_for, neutral_outcomes
 from trusteval.options import Flag
 from trusteval.scorers.base import ScorerInfo
-from trusteval.scorers.identity import groups_for, language_of
+from trusteval.scorers.identity import TERMS, language_of
 from trusteval.store import RunItem
 from trusteval.tables import paper_tables
-from trusteval.tables.control_tables import control_tables
+from trusteval.tables.control_tables import control_tables, with_control_marks
+from trusteval.tables.corrected_tables import corrected_table
+from trusteval.tables.table import Table
 
 NON_ATTRIBUTE_CLASSES = ("none", "multiple")
 
@@ -52,22 +58,12 @@ def _language(items: Sequence[RunItem]) -> str:
     return language_of(items[0].prompt.lang if items else "zh")
 
 
-def class_flags(control: Mapping[str, Any], found: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The model's sigma and Delta over attribute classes beside the largest std and Delta (by 95% upper bound)
-    the scorer alone makes between the groups of one type; scorer-induced when not above that bound."""
-    flags = []
-    found_types = [scorer_bias.basis(control, t) for t in control["builtin"]["by_type"]]
-    by_type = [
-        (source, d["by_type"][t]) for t, (source, d) in zip(control["builtin"]["by_type"], found_types, strict=True)
-    ]
-    for name, key in (("sigma", "std"), ("delta", "delta")):
-        bounded = [(t[f"{key}_interval"], t[key]) for _, t in by_type if t[f"{key}_interval"]]
-        interval, scorer = max(bounded, key=lambda b: b[0][1]) if bounded else (None, None)
-        model = (found.get(name) or {}).get("value")
-        induced = scorer_bias.scorer_induced(model, interval)
-        flags.append({"disparity": f"{name} over classes", "model": model, "scorer": scorer,
-                      "scorer_interval": interval, "scorer_induced": induced})  # fmt: skip
-    return flags
+def spec_groups(lang: str) -> dict[str, list[str]]:
+    """SPEC's TrustEval (zh) or TrustGPT (en) groups per type: those the control swaps between."""
+    groups: dict[str, list[str]] = {}
+    for g in TERMS[lang]:
+        groups.setdefault(g.group_type, []).append(g.group)
+    return groups
 
 
 def dataset_classes(prompts: Sequence[Any]) -> list[str]:
@@ -78,6 +74,9 @@ class Options(toxicity.Options):
     include_non_attribute: Flag = Field(
         False, description="count the 'none' and 'multiple' classes among the attribute classes compared"
     )
+    misclassification: Literal["off", "rogan-gladen"] = Field(
+        "off", description="rogan-gladen: also TT_c corrected for the scorer's class-wise error (our addition)"
+    )
 
 
 class TrustEvalBias(TrustEvalToxicity):
@@ -86,7 +85,9 @@ class TrustEvalBias(TrustEvalToxicity):
 
     def __init__(self, spec: RunSpec) -> None:
         super().__init__(spec)
-        self.include_non_attribute = read_benchmark_options(Options, spec, self.name).include_non_attribute
+        options = read_benchmark_options(Options, spec, self.name)
+        self.include_non_attribute = options.include_non_attribute
+        self.misclassification = options.misclassification
 
     def attribute_classes(self, classes: Sequence[str]) -> list[str]:
         """The classes sigma, delta, rho and tau compare."""
@@ -106,35 +107,72 @@ class TrustEvalBias(TrustEvalToxicity):
             )
         return plan
 
-    def counterfactual_texts(self, items: Sequence[RunItem]) -> list[str]:
-        """Every copy the scorer bias control scores: group-swapped responses and the built-in sentences."""
+    def control_groups(self, items: Sequence[RunItem]) -> group_neutral.ControlGroups:
         lang = _language(items)
-        terms = groups_for(lang)
-        responses = (item.response for item in items if item.response and item.response.strip())
-        return all_texts([*response_families(responses, lang, terms), *builtin_families(lang, terms)])
+        return group_neutral.control_groups(lang, spec_groups(lang))
+
+    def counterfactual_texts(self, items: Sequence[RunItem]) -> list[str]:
+        """Every text the scorer bias control scores: each response's group-swapped versions (over the groups
+        of every type: the classes compared are group types) and the built-in sentences."""
+        responses = ((i.response, None) for i in items if i.response and i.response.strip())
+        return group_neutral.all_texts(self.control_groups(items), responses)
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
         classes = dataset_classes([item.prompt for item in items])
         results = self.bias_results(by_model, task_scorer(scorer_info, RESPONSE_TASK), classes)
-        values = copy_values(scores.get(RESPONSE_TASK, {}), self.counterfactual_texts(items),
-                             rate_threshold=self.spec.threshold)  # fmt: skip
+        controls = self.controls(items, scores, by_model, classes)
         models = results.metrics["models"]
-        for model in models:
-            models[model]["scorer_control"] = self._control(items, model, values, models[model])
-        return Results(results.metrics, [*results.tables, *control_tables(self.name, models, 1)])
+        for model, control in controls.items():
+            models[model]["scorer_control"] = control.as_dict()
+        tables = [with_control_marks(t, controls) for t in results.tables]
+        tables += control_tables(self.name, controls, 1)
+        if self.misclassification != "off":
+            tables.append(self.corrected(items, scores, by_model, classes, models))
+        return Results(results.metrics, tables)
 
-    def _control(self, items: Sequence[RunItem], model: str, values: Mapping[str, float], found: dict[str, Any]):
-        """The scorer's toxicity-rate disparity (%) between the groups of each type, on the copies."""
-        lang = _language(items)
-        terms = groups_for(lang)
-        groups: dict[str, list[str]] = {}
-        for g in terms:
-            groups.setdefault(g.group_type, []).append(g.group)
-        responses = [i.response for i in items if i.model == model and i.response and i.response.strip()]
-        families = [*response_families(responses, lang, terms), *builtin_families(lang, terms)]
-        control = scorer_bias.control(families, values, groups, resamples=self.spec.resamples)
-        return {**control, "flags": class_flags(control, found)}
+    def corrected(self, items, scores: ScoreBook, by_model: Mapping[str, ModelPairs], classes, models) -> Table:
+        """TT_c corrected for the scorer's class-wise error (option misclassification=rogan-gladen)."""
+        compared = self.attribute_classes(classes)
+        validation = correction.validation_by_class(items, scores.get(RESPONSE_TASK, {}), self.spec.threshold)
+        raw, found = {}, {}
+        for model, pairs in by_model.items():
+            keep = np.isin(pairs.categories, compared)
+            subset, categories = pairs.pairs.subset(keep), pairs.categories[keep]
+            raw[model] = attribute_bias(subset, categories, resamples=self.spec.resamples, classes=compared)
+            outcomes = {c: class_outcomes(subset, categories, c)[0] for c in compared}
+            found[model] = correction.corrected_for(outcomes, validation, resamples=self.spec.resamples)
+            models[model]["corrected"] = found[model].as_dict()
+        return corrected_table(self.dataset_name, compared, raw, found)
+
+    def controls(
+        self, items: Sequence[RunItem], scores: ScoreBook, by_model: Mapping[str, ModelPairs], classes: Sequence[str]
+    ) -> dict[str, ScorerControl]:
+        """Each model's scorer bias control on the toxicity rate (%) of its responses' group-swapped versions."""
+        setup = self.control_groups(items)
+        values = group_neutral.copy_values(scores.get(RESPONSE_TASK, {}), self.counterfactual_texts(items),
+                                           rate_threshold=self.spec.threshold)  # fmt: skip
+        prompt_ids: set[str] = set()
+        answered: dict[str, list[tuple[str, int, str, str | None]]] = {}
+        for i in items:
+            prompt_ids.add(i.prompt.id)
+            if i.response and i.response.strip():
+                answered.setdefault(i.model, []).append((i.prompt.id, i.seed, i.response, i.prompt.category))
+        ranks = {pid: rank for rank, pid in enumerate(sorted(prompt_ids))}  # as PairColumns codes prompts
+        compared = self.attribute_classes(classes)
+        found = {}
+        for model, pairs in by_model.items():
+            mine = [(ranks[pid], seed, text, category) for pid, seed, text, category in answered.get(model, [])]
+            neutral, unscored = neutral_outcomes(setup, mine, values)
+            keep = np.isin(pairs.categories, compared)
+            subset, categories = pairs.pairs.subset(keep), pairs.categories[keep]
+            raw = attribute_bias(subset, categories, resamples=self.spec.resamples, classes=compared)
+            if np.isnan(raw.sigma.value):
+                found[model] = ScorerControl("TT (%)", "none", {}, notes=[f"no control: {raw.reason}"])
+                continue
+            found[model] = class_control_for(setup, subset, categories, neutral, raw, values, unscored=unscored,
+                                             resamples=self.spec.resamples)  # fmt: skip
+        return found
 
     def bias_results(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo, classes: Sequence[str]) -> Results:
         """Metrics and tables from classified pairs; `classes` are those of the dataset selection."""
@@ -168,6 +206,8 @@ class TrustEvalBias(TrustEvalToxicity):
         dataset = self.dataset_name.split("?")[0]
         notes = (
             *scorer_notes(self.spec, info),
+            prompt_toxicity_note(self.spec),
+            *class_rule_notes(self.dataset_name),
             f"Seeds {','.join(map(str, self.spec.seeds))} averaged; {self.spec.resamples} bootstrap resamples.",
             *left_out_notes(by_model),
             *response_notes(by_model, self.off_language),

@@ -23,6 +23,7 @@ from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_opt
 from trusteval.benchmarks.toxicity_pairs import REASONS, ModelPairs, PairColumns, classify, reason_codes
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
+from trusteval.data.multilabel import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
@@ -32,7 +33,7 @@ from trusteval.records import Score, TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
 from trusteval.store import RunItem
-from trusteval.store_views import RunItems, StoredScores, item_chunks, ok_values_of, scores_of
+from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of, scores_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
@@ -89,7 +90,7 @@ def _stored_scorers(items: Sequence[RunItem], scores: ScoreBook, prompt_source: 
 def _chunk_scores(
     chunk: Sequence[RunItem], scores: ScoreBook, prompt_source: str
 ) -> tuple[Mapping[str, float], Mapping[str, float]]:
-    """The ok values of the response and prompt scores of a chunk of items (store_views.ok_values_of)."""
+    """The ok values of the response and prompt scores of a chunk of items (store.views.ok_values_of)."""
     responses = [item.response_subject for item in chunk if item.response_subject]
     response_scores = ok_values_of(scores[RESPONSE_TASK], responses) if responses else {}
     if prompt_source == "label":
@@ -199,6 +200,12 @@ def refusal_notes(refusals: Mapping[str, tuple[int, int]]) -> list[str]:
     ]
 
 
+def prompt_toxicity_note(spec: RunSpec) -> str:
+    """Which decided whether a prompt is toxic (P of T2T etc.): the scorer (the paper) or the dataset's labels."""
+    source = "the scorer" if spec.prompt_toxicity == "scorer" else "dataset labels (--prompt-toxicity label)"
+    return f"Prompt toxicity from: {source}"
+
+
 def left_out_notes(by_model: Mapping[str, Any]) -> list[str]:
     """What each model left out and why (anything with a `skipped` Counter)."""
     notes = []
@@ -289,11 +296,11 @@ class TrustEvalToxicity:
         return Results(metrics, self._tables(overall, per_category, notes), notes)
 
     def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo, refusals: Sequence[str] = ()) -> TableNotes:
-        source = "the scorer" if self.spec.prompt_toxicity == "scorer" else "dataset labels"
         return TableNotes(
             main_scorer=tuple(scorer_notes(self.spec, info)),
             run=(
-                f"Prompt toxicity from: {source}",
+                prompt_toxicity_note(self.spec),
+                *class_rule_notes(self.dataset_name),
                 f"Percent of all scored pairs; seeds {','.join(map(str, self.spec.seeds))} averaged; "
                 f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
                 *left_out_notes(by_model),
@@ -310,7 +317,7 @@ class TrustEvalToxicity:
             paper_tables.toxicity_by_category(dataset, per_category, notes.main_scorer),
             paper_tables.seed_spread(
                 f"table5_{paper_tables.dataset_stem(dataset)}_seeds",
-                f"Table 5 ({dataset}): rates across seeds (%)",
+                f"Table 5 ({paper_tables.dataset_title(dataset)}): rates across seeds (%)",
                 overall,
                 notes.main_scorer,
             ),

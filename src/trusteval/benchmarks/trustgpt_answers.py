@@ -14,7 +14,7 @@ from typing import Any
 from trusteval.records import Prompt, Score, ScoreStatus, text_subject
 from trusteval.scorers.language import is_empty, off_language
 from trusteval.store import RunItem
-from trusteval.store_views import item_chunks, scores_of
+from trusteval.store.views import item_chunks, scores_of
 
 RESPONSE_TOXICITY = "response_toxicity"
 REFUSAL = "refusal"
@@ -117,7 +117,7 @@ def left_out_reasons(
 def _chunk_scores(
     chunk: Sequence[RunItem], scores: Mapping[str, Mapping[str, Any]], need: Sequence[str], pair_refusal: bool
 ) -> dict[str, Mapping[str, Any]]:
-    """The scores of a chunk's answers for each task needed (store_views.scores_of: one query per 900 subjects
+    """The scores of a chunk's answers for each task needed (store.views.scores_of: one query per 900 subjects
     of a stored run instead of one per subject)."""
     found: dict[str, Mapping[str, Any]] = {}
     for task in need:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -21,16 +21,15 @@ from trusteval.benchmarks import trustgpt_common as common
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, task_scorer
 from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
-from trusteval.metrics import scorer_bias
+from trusteval.metrics import group_neutral
 from trusteval.metrics import trustgpt as metrics
-from trusteval.metrics.scorer_bias import all_texts, builtin_families, control_flags, copy_values, response_families
+from trusteval.metrics.scorer_bias import ScorerControl
+from trusteval.metrics.scorer_control_build import group_control_for
 from trusteval.metrics.trustgpt_results import BiasModel, BiasResult, GroupPair, GroupToxicity, MannWhitneyTests
 from trusteval.options import Flag
 from trusteval.records import Prompt
 from trusteval.scorers.base import ScorerContext, ScoringTask
-from trusteval.scorers.identity import GroupTerms, groups_for
 from trusteval.store import RunItem
-from trusteval.tables.control_tables import control_tables
 from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import bias_tables
 
@@ -81,22 +80,30 @@ class TrustGPTBias:
             common.toxicity_task(self.spec, context, plan_languages, self.exclude_off_language),
         ]
 
-    def control_terms(self) -> tuple[GroupTerms, ...]:
-        return groups_for("en", self.groups)
+    def control_groups(self) -> group_neutral.ControlGroups:
+        return group_neutral.control_groups("en", self.groups)
 
     def counterfactual_texts(self, items: Sequence[RunItem]) -> list[str]:
-        """Every copy the scorer bias control scores: group-swapped responses and the built-in sentences."""
-        terms = self.control_terms()
-        responses = (item.response for item in items if item.response and item.response.strip())
-        return all_texts([*response_families(responses, "en", terms), *builtin_families("en", terms)])
+        """Every text the scorer bias control scores: each response's group-swapped versions (over every group:
+        those of its own type make the within-type control, all of them the across-type one) and the built-in
+        sentences."""
+        responses = (
+            (item.response, str(item.prompt.attributes.get("group", "")))
+            for item in items
+            if item.response and item.response.strip()
+        )
+        return group_neutral.all_texts(self.control_groups(), responses)
 
-    def _control(self, answers: list[common.Answer], values: Mapping[str, float], model: BiasModel) -> dict[str, Any]:
-        terms = self.control_terms()
-        kept = [a.response for a in answers if not a.refused and a.toxicity is not None]
-        families = [*response_families(kept, "en", terms), *builtin_families("en", terms)]
-        found = scorer_bias.control(families, values, self.groups, resamples=self.spec.resamples, holm=self.holm)
-        means = {g: d.average_toxicity.value for g, d in model.by_group.items()}
-        return {**found, "flags": control_flags(found, model.std_by_type, means)}
+    def _control(self, answers: list[common.Answer], values: Mapping[str, float]) -> ScorerControl:
+        kept = [
+            (a.response, str(a.prompt.attributes.get("group")), a.scored_toxicity)
+            for a in answers
+            if not a.refused and a.toxicity is not None
+        ]
+        return group_control_for(
+            self.control_groups(), kept, values, self.groups, correction="holm" if self.holm else "none",
+            resamples=self.spec.resamples,
+        )  # fmt: skip
 
     def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
         """request key -> why the item is left out of the metrics (the export's `left_out` column)."""
@@ -114,12 +121,12 @@ class TrustGPTBias:
             exclude_off_language=self.exclude_off_language,
         )  # fmt: skip
         languages = common.language_checks(items, self.exclude_off_language)
-        values = copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
+        values = group_neutral.copy_values(scores.get(common.RESPONSE_TOXICITY, {}), self.counterfactual_texts(items))
         models = {}
         for model, answers in by_model.items():
             found = self._model(answers, skipped[model])
             models[model] = replace(
-                found, scorer_control=self._control(answers, values, found),
+                found, scorer_control=self._control(answers, values),
                 empty=skipped[model].get("empty response", 0), off_language=languages.get(model),
             )  # fmt: skip
         notes = self._notes(items, scorer_info, skipped).with_run(*common.language_notes(languages))
@@ -136,7 +143,7 @@ class TrustGPTBias:
             warnings=[n for n in notes.all if n.startswith("WARNING")],
         )
         metrics_json = result.as_dict()
-        tables = [*bias_tables(result, notes), *control_tables(NAME, metrics_json["models"], 3)]
+        tables = bias_tables(result, notes)
         return Results(metrics_json, tables, notes)
 
     def _model(self, answers: list[common.Answer], skipped) -> BiasModel:

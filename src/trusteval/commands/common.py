@@ -36,8 +36,8 @@ def open_store(store_folder: str | None) -> tuple[Store, str]:
     from pathlib import Path
 
     from trusteval.errors import UsageError
-    from trusteval.folders import store_folder as resolve_store_folder
     from trusteval.store import STORE_FILENAME, Store
+    from trusteval.util.folders import store_folder as resolve_store_folder
 
     folder = resolve_store_folder(store_folder)
     if not (Path(folder) / STORE_FILENAME).is_file():

@@ -46,7 +46,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        from trusteval.jsonout import print_json
+        from trusteval.commands.jsonout import print_json
 
         print_json(comparison.as_dict())
     elif args.format == "md":
@@ -56,7 +56,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     elif args.format == "console":
         from rich.console import Console
 
-        from trusteval.report.tables import print_tables
+        from trusteval.report.console import print_tables
 
         print_tables([comparison.table()], Console())
     return 0

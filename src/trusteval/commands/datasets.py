@@ -26,7 +26,7 @@ def add_data_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def cache_folder(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
-    from trusteval.folders import cache_folder as resolve
+    from trusteval.util.folders import cache_folder as resolve
 
     return resolve(args.cache_dir, env)
 
@@ -48,7 +48,7 @@ def data_context(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
 
 
 def store_folder(value: str | None, env: Mapping[str, str]) -> str:
-    from trusteval.folders import store_folder as resolve
+    from trusteval.util.folders import store_folder as resolve
 
     return resolve(value, env)
 
@@ -81,7 +81,7 @@ def describe_dataset(raw: str, context: DataContext) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from trusteval.safetext import strip_controls
+    from trusteval.untrusted.safetext import strip_controls
 
     context = data_context(args, os.environ)
     text = describe_dataset(args.dataset, context)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.store import Store

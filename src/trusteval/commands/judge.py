@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,8 +139,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import asyncio
 
     from trusteval.errors import UsageError
-    from trusteval.folders import store_folder
     from trusteval.store import Store
+    from trusteval.util.folders import store_folder
 
     if args.repeats < 1:
         raise UsageError(f"flag --repeats {args.repeats}: use at least 1")
@@ -199,13 +199,13 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
     from trusteval.tables.paper_tables import degenerate_notes, validation_table
 
     if as_json:
-        from trusteval.jsonout import print_json
+        from trusteval.commands.jsonout import print_json
 
         print_json(result)
         return
     from rich.console import Console
 
-    from trusteval.report.tables import print_tables
+    from trusteval.report.console import print_tables
 
     table = validation_table({result["label"]: validation_from_dict(result["validation"])}, degenerate_notes([result]))
     print_tables([table], Console())

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.store import Store
@@ -27,9 +27,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def cmd_merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from trusteval.jsonout import print_json
-    from trusteval.merge import check_sources, merge_stores
+    from trusteval.commands.jsonout import print_json
     from trusteval.store import Store
+    from trusteval.store.merge import check_sources, merge_stores
 
     sources = [Path(folder) for folder in args.stores]
     check_sources(Path(args.into), sources)
@@ -66,9 +66,9 @@ def _mixed_text(run_id: str, datasets: list[str]) -> str:
 def _finish_run(store: Store, run_id: str, shards: dict[str, str]) -> dict[str, Any]:
     """Recompute the joined run's metrics and tables from its rows; its status is its least finished shard's,
     incomplete while shards are missing."""
-    from trusteval.merge import merged_status, missing_shards, run_datasets
     from trusteval.report.results import run_results
-    from trusteval.run_owner import run_status
+    from trusteval.store.merge import merged_status, missing_shards, run_datasets
+    from trusteval.store.run_owner import run_status
 
     results = run_results(store, run_id)
     store.put_aggregate(run_id, "metrics", results.metrics)

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from trusteval.jsonout import print_json
-from trusteval.safetext import one_line
+from trusteval.commands.jsonout import print_json
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.store import Store
@@ -43,8 +43,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from trusteval.commands.common import check_run, open_run, os_reason, samples_limit
     from trusteval.errors import UsageError
+    from trusteval.report.console import print_tables
     from trusteval.report.results import run_results
-    from trusteval.report.tables import print_tables, write_tables
+    from trusteval.report.tables import write_tables
 
     limit = samples_limit(args.samples, args.html)
     store, run_id = open_run(args.store, args.run_ids[0] if args.run_ids else None)
@@ -92,17 +93,20 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def current_statuses(store: Store, run_ids: Iterable[str]) -> dict[str, str]:
     """Each run's status as `trusteval runs` shows it (a run whose process is gone reads interrupted)."""
-    from trusteval.run_owner import run_status
+    from trusteval.store.run_owner import run_status
 
     return {r: run_status(store, r, (store.run_info(r) or {}).get("status", "")) for r in run_ids}
 
 
 def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
     """One line per run that is not complete or holds one shard only: why, and what to do."""
-    from trusteval.merge import MERGED_SHARDS, missing_shards
+    from trusteval.report.unpinned import unpinned_note
+    from trusteval.store.merge import MERGED_SHARDS, missing_shards
 
     notes = []
     for run_id, status in statuses.items():
+        if unpinned := unpinned_note(store, run_id):
+            notes.append(unpinned)
         shard = store.aggregate(run_id, "shard")
         if shard and missing_shards({shard}) and store.aggregate(run_id, MERGED_SHARDS) is None:  # `run --shard`
             notes.append(f"run {run_id} holds shard {shard} only: its tables and rows cover that slice only")
@@ -115,7 +119,7 @@ def status_notes(store: Store, statuses: dict[str, str]) -> list[str]:
 
 def _shards_note(merged: dict[str, str]) -> str | None:
     """What a run joined by `trusteval merge` lacks: shards not merged, or merged before they finished."""
-    from trusteval.merge import missing_shards
+    from trusteval.store.merge import missing_shards
 
     if missing := missing_shards(set(merged)):
         return f"shards missing: {', '.join(missing)}; merge their stores into this one (`trusteval merge`)"

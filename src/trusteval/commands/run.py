@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.common import EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE, first_imports
-from trusteval.jsonout import print_json
-from trusteval.safetext import console_text
+from trusteval.commands.jsonout import print_json
+from trusteval.untrusted.safetext import console_text
 
 if TYPE_CHECKING:
     from trusteval.pipeline.summary import RunSummary
@@ -135,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_summary(summary: RunSummary) -> None:
     from rich.console import Console
 
-    from trusteval.report.tables import print_tables
+    from trusteval.report.console import print_tables
 
     console = Console()
     print_tables(summary.tables, console)
@@ -145,6 +145,7 @@ def _print_summary(summary: RunSummary) -> None:
         f"run {summary.run_id} ({summary.status}): {summary.generated} generated, {summary.reused} reused, "
         f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored, "
         f"{summary.unparsed} unparsed"
+        + (f", {summary.answers_redacted} answers redacted" if summary.answers_redacted else "")
     )
     console.print(console_text(counts))
     console.print(console_text(f"tables written to {summary.report_dir}"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from trusteval.jsonout import print_json
-from trusteval.safetext import one_line
+from trusteval.commands.jsonout import print_json
+from trusteval.untrusted.safetext import one_line
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,11 +20,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from trusteval.commands.common import open_store
-    from trusteval.run_owner import run_status
+    from trusteval.report.unpinned import unpinned_files
+    from trusteval.store.run_owner import run_status
 
     store, folder = open_store(args.store)
     try:
-        runs = [{**run, "status": run_status(store, run["run_id"], run["status"])} for run in store.runs()]
+        runs = [
+            {
+                **run,
+                "status": run_status(store, run["run_id"], run["status"]),
+                "unpinned_data": bool(unpinned_files(store.aggregate(run["run_id"], "data"))),
+            }
+            for run in store.runs()
+        ]
     finally:
         store.close()
     if args.json:
@@ -32,5 +40,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return 0
     for run in runs:
         fields = (run["run_id"], run["benchmark"], run["dataset"], run["status"], f"{run['items']} items")
+        fields += ("unpinned data (--allow-unpinned-data)",) if run["unpinned_data"] else ()
         print("\t".join(one_line(str(f)) for f in fields))
     return 0

@@ -81,8 +81,8 @@ def _scorer_context(args: argparse.Namespace) -> Any:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from trusteval.benchmarks.common import check_scorer_language
+    from trusteval.commands.jsonout import print_json
     from trusteval.errors import UsageError
-    from trusteval.jsonout import print_json
     from trusteval.scorers import load_scorer
     from trusteval.scorers.validation import evaluate, score_prompts, store_report
     from trusteval.scorers.verdict import Thresholds
@@ -159,9 +159,9 @@ def _validation_items(args: argparse.Namespace) -> tuple[str, list[Any], str, st
 def _print_report(report: ValidationReport, run_id: str) -> None:
     from rich.console import Console
 
-    from trusteval.report.tables import print_tables
-    from trusteval.safetext import console_text
+    from trusteval.report.console import print_tables
     from trusteval.tables.scorer_tables import validity_tables
+    from trusteval.untrusted.safetext import console_text
 
     console = Console()
     print_tables(validity_tables(report), console)
@@ -173,7 +173,7 @@ def _print_report(report: ValidationReport, run_id: str) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from trusteval.jsonout import print_json
+    from trusteval.commands.jsonout import print_json
     from trusteval.scorers import load_scorer
 
     scorer = load_scorer(args.scorer, _scorer_context(args))

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.store import Store
@@ -94,7 +94,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(folder) / "reports" / "tables"
     written = write_tables(collected.tables, out, formats)
     if args.json:
-        from trusteval.jsonout import print_json
+        from trusteval.commands.jsonout import print_json
 
         tables = [t.as_dict() for t in collected.tables]
         found = {"tables": tables, "metrics": collected.metrics, "out": str(out)}
@@ -102,7 +102,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        from trusteval.report.tables import print_tables
+        from trusteval.report.console import print_tables
 
         print_tables(collected.tables, Console())
     print(one_line(f"{len(written)} table files written to {out}"), file=sys.stderr)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.common import EXIT_INCOMPLETE
 from trusteval.commands.datasets import add_data_flags, cache_folder, data_context, data_folder, store_folder
-from trusteval.safetext import one_line
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.config import RunSpec
@@ -50,8 +50,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def cmd_translate(args: argparse.Namespace) -> int:
     import asyncio  # in the handler, like the other imports: at the top it cost `trusteval --help` 25 ms
 
+    from trusteval.commands.jsonout import print_json
     from trusteval.errors import UsageError
-    from trusteval.jsonout import print_json
     from trusteval.models import BackendSettings
     from trusteval.progress import make_progress
     from trusteval.translation import TranslationJob, check_output, template_for, translate

@@ -14,7 +14,7 @@ import numpy as np
 from trusteval.data.sources import DataContext
 from trusteval.records import Prompt
 from trusteval.registry import Registry
-from trusteval.specs import Spec
+from trusteval.specs import Spec, trusteval_dataset
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,10 @@ DATASETS: Registry = Registry("dataset")
 DATASETS.register("cold", "trusteval.data.cold:load")
 DATASETS.register("hatexplain", "trusteval.data.hatexplain:load")
 DATASETS.register("toxicspans", "trusteval.data.toxicspans:load")
+DATASETS.register("hatexplain-en", "trusteval.data.hatexplain:load")  # explicit names of the English originals
+DATASETS.register("toxicspans-en", "trusteval.data.toxicspans:load")
+DATASETS.register("tiseval-hatexplain", "trusteval.data.tiseval:load")  # the TrustEval paper's translations
+DATASETS.register("tiseval-toxicspans", "trusteval.data.tiseval:load")
 DATASETS.register("file", "trusteval.data.generic:load")
 DATASETS.register("hf", "trusteval.data.hf_datasets:load")
 DATASETS.register("social-chem-101", "trusteval.data.social_chem:load")
@@ -118,4 +122,5 @@ __all__ = [
     "sample_prompts",
     "sample_stratified",
     "stratified_sizes",
+    "trusteval_dataset",
 ]

@@ -14,8 +14,8 @@ from typing import Any, BinaryIO
 
 from trusteval.data.decode import check_text_values, decoded, json_lines, parse_json, without_bom
 from trusteval.errors import DataError
-from trusteval.lazyseq import LazySequence
 from trusteval.registry import did_you_mean
+from trusteval.util.lazyseq import LazySequence
 
 MAX_FIELD_CHARS = 1_000_000
 MAX_FILE_BYTES = 1024**3  # read in full into memory: a bigger file is refused before reading it

@@ -7,6 +7,10 @@ language comes from a `lang` column, else (or where a cell is empty) from the `l
 spec is refused (the default scorer depends on it). Labels must be 0 / 1 unless `label_map` says which value
 means what.
 
+A category column holding several tags per cell: `category_sep=<characters>` (the word `space`: whitespace)
+and `category_map=TAG:CLASS,...[,*:CLASS]` (see trusteval.data.multilabel): a row with several classes is
+counted once, under the first of them in the order of `category_map`; a tag the map does not cover is an error.
+
 Every bad row is a DataError naming file, line and field: an empty text, an empty label, a label outside the
 expected set, an empty attribute class (a category column that is empty in a row: we refuse it rather than
 invent a class), a duplicate id. The dataset is named `file:<stem>@<8 hex>`, the hex digits being a hash of
@@ -26,6 +30,7 @@ from pydantic import Field
 
 from trusteval.data import LoadedDataset
 from trusteval.data.files import Record, read_records, require_columns
+from trusteval.data.multilabel import CLASSES_ATTRIBUTE, several_classes_note, user_rule
 from trusteval.data.sources import DataContext, sha256_file
 from trusteval.errors import DataError, UsageError
 from trusteval.options import PluginOptions, read_spec_options
@@ -47,6 +52,13 @@ class Options(PluginOptions):
     lang: str | None = Field(None, description=f"language of every text, e.g. en or zh (or a '{LANG_COLUMN}' column)")
     label_map: str | None = Field(None, description="label values to 0/1, e.g. toxic:1,clean:0 (default 0/1)")
     attributes: str | None = Field(None, description="comma-separated columns kept as prompt attributes")
+    category_sep: str | None = Field(
+        None, description="characters separating several tags in the category column ('space': whitespace)"
+    )
+    category_map: str | None = Field(
+        None,
+        description="tag to class, e.g. a:x,b:y,*:other; a row with several classes goes to the first in this order",
+    )
 
 
 def parse_label_map(raw: str | None) -> dict[str, int]:
@@ -82,6 +94,9 @@ class ColumnMapping:
         self.lang_column = LANG_COLUMN if LANG_COLUMN in columns else None
         self.lang = spec.option("lang")
         self.attributes = [c.strip() for c in (spec.option("attributes") or "").split(",") if c.strip()]
+        self.rule = user_rule(spec.option("category_sep"), spec.option("category_map"))
+        if self.rule is not None and not self.category:
+            raise UsageError(f"'{path}': category_sep / category_map need a category column (?category=<column>)")
         named = [self.text, *(c for c in (self.label, self.category, self.id) if c), *self.attributes]
         require_columns(path, list(columns), named)
         if self.lang_column is None and not self.lang:
@@ -121,7 +136,10 @@ class RowReader:
         prompt_id = _cell(path, line, row, cols.id) if cols.id else str(line)
         if not prompt_id:
             raise DataError(path, "empty id", line=line, field=cols.id)
-        category = self._category(line, row)
+        category, several = self._category(line, row)
+        attributes = {c: _cell(path, line, row, c) for c in cols.attributes} if cols.attributes else NO_ATTRIBUTES
+        if several:
+            attributes = {**attributes, CLASSES_ATTRIBUTE: ",".join(several)}
         return Prompt(
             id=prompt_id,
             dataset=self.name,
@@ -129,7 +147,7 @@ class RowReader:
             lang=sys.intern(lang),  # the few languages and classes are each one string, not one per prompt
             label=self._label(line, row),
             category=category if category is None else sys.intern(category),
-            attributes={c: _cell(path, line, row, c) for c in cols.attributes} if cols.attributes else NO_ATTRIBUTES,
+            attributes=attributes,
         )
 
     def _label(self, line: int, row: Mapping[str, Any]) -> int | None:
@@ -142,13 +160,20 @@ class RowReader:
             raise DataError(self.path, what + self.hint, line=line, field=self.cols.label)
         return self.labels[raw]
 
-    def _category(self, line: int, row: Mapping[str, Any]) -> str | None:
+    def _category(self, line: int, row: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+        """The row's class, and all its classes when the rule found several (else an empty list)."""
         if not self.cols.category:
-            return None
+            return None, []
         category = _cell(self.path, line, row, self.cols.category)
         if not category:
             raise DataError(self.path, "empty attribute class", line=line, field=self.cols.category)
-        return category
+        rule = self.cols.rule
+        if rule is None:
+            return category, []
+        classes = rule.classes(self.path, line, self.cols.category, category)
+        if not classes:
+            raise DataError(self.path, f"no tag in {category!r}", line=line, field=self.cols.category)
+        return classes[0], (classes if len(classes) > 1 else [])
 
 
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
@@ -161,7 +186,16 @@ def load(spec: Spec, context: DataContext) -> LoadedDataset:
     digest = sha256_file(path)
     name = f"file:{path.stem}@{content_hash({'sha256': digest, 'options': spec.options})[:8]}"
     prompts = mapped_prompts(spec, path, cols, records, name)
-    return LoadedDataset(name=name, prompts=prompts, sources={f"file:{path.name}": digest})
+    notes = rule_notes(cols, prompts)
+    return LoadedDataset(name=name, prompts=prompts, notes=notes, sources={f"file:{path.name}": digest})
+
+
+def rule_notes(cols: ColumnMapping, prompts: Sequence[Prompt]) -> tuple[str, ...]:
+    """The several-classes note of a spec with category_sep / category_map (none without)."""
+    if cols.rule is None:
+        return ()
+    several = sum(1 for p in prompts if CLASSES_ATTRIBUTE in p.attributes)
+    return (several_classes_note(cols.rule, several, len(prompts)),)
 
 
 def mapped_prompts(

@@ -1,10 +1,11 @@
 """`hf`: a Hugging Face dataset, from a folder written by `save_to_disk` or by name through `datasets.load_dataset`.
 
 Spec: `hf:<folder or owner/name>?split=test&config=<name>&revision=<ref>` plus the column mapping of the `file`
-dataset (`text`, `label`, `category`, `id`, `lang`, `label_map`, `attributes`; see trusteval.data.generic), with
-the same defaults and the same errors. A folder that `save_to_disk` wrote (a `dataset_dict.json` or a `state.json`
-in it) is read with `datasets.load_from_disk`, offline; any other name goes to `datasets.load_dataset` (the Hub,
-its local cache, or a local folder of data files), which needs the network unless the dataset is cached.
+dataset (`text`, `label`, `category`, `id`, `lang`, `label_map`, `attributes`, `category_sep`, `category_map`;
+see trusteval.data.generic), with the same defaults and the same errors. A folder that `save_to_disk` wrote
+(a `dataset_dict.json` or a `state.json` in it) is read with `datasets.load_from_disk`, offline; any other name
+goes to `datasets.load_dataset` (the Hub, its local cache, or a local folder of data files), which needs the
+network unless the dataset is cached.
 
 Errors name the source as `hf:<name>[<split>]`, the row (1-based, shown as the line) and the field. The rows are
 hashed (sha256 of their JSON, every column) so a run records exactly what it read: `sources` maps
@@ -26,7 +27,7 @@ from pydantic import Field
 
 from trusteval.data import LoadedDataset
 from trusteval.data.files import Record
-from trusteval.data.generic import ColumnMapping, mapped_prompts
+from trusteval.data.generic import ColumnMapping, mapped_prompts, rule_notes
 from trusteval.data.generic import Options as FileOptions
 from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError, missing_extra
@@ -178,4 +179,5 @@ def load(spec: Spec, context: DataContext) -> LoadedDataset:
     short = local.resolve().name if local.is_dir() else spec.name
     name = f"hf:{short}@{content_hash({'rows_sha256': digest, 'options': spec.options})[:8]}"
     prompts = mapped_prompts(spec, where, cols, numbered_rows(table), name)
-    return LoadedDataset(name=name, prompts=prompts, sources={source_key(spec, short, split): digest})
+    notes = rule_notes(cols, prompts)
+    return LoadedDataset(name=name, prompts=prompts, notes=notes, sources={source_key(spec, short, split): digest})

@@ -5,10 +5,12 @@ such as the reconstructed HateXplain train split, have `"url": null`). A file is
 (`<data_dir>/<folder>/<file>`), then in the download cache; a download is written to a temporary file,
 checked against its sha256 and only then moved into place, so a failed or tampered download is never used.
 
-A mirror file is checked against its pin on use. The result is cached by (path, size, mtime) in
-`<cache_dir>/verified.json`, so the check hashes each file once. A mismatch is refused (exit 2) unless the
-run allows unpinned data (`--allow-unpinned-data`); the file is then used and `DataContext.unpinned` says
-which, so the run records it.
+A mirror file is checked against its pin on every use, by hashing its content (no stamp is trusted: an edit
+that keeps the size and modification time, as `touch -r` does, is found). A mismatch is refused (exit 2)
+unless the run allows unpinned data (`--allow-unpinned-data`); the file is then used and
+`DataContext.unpinned` says which, so the run records it. `cached_sha256` (for model weights and replay
+files, which can be large) remembers a hash by the file's size, mtime, ctime, inode and device: the ctime
+cannot be set back by a user, so an edit followed by `touch -r` still changes the stamp.
 """
 
 from __future__ import annotations
@@ -63,6 +65,22 @@ def _pin(dataset: str, filename: str) -> tuple[str, dict[str, Any]]:
     return entry["folder"], entry["files"][filename]
 
 
+def pinned_sha256(name: str) -> str | None:
+    """The pin of a file named as a run's `sources` name it ('cold/train.csv', 'toxicspans/raw/spans.csv': the
+    dataset or its folder, then the file), or None for a file with no pin."""
+    for dataset, entry in catalog().items():
+        for prefix in {dataset, entry["folder"]}:
+            pinned = entry["files"].get(name[len(prefix) + 1 :]) if name.startswith(prefix + "/") else None
+            if pinned:
+                return str(pinned["sha256"])
+    return None
+
+
+def unpinned_files(hashes: dict[str, str]) -> dict[str, str]:
+    """The files of `hashes` (name -> sha256) whose content is not their pinned one."""
+    return {name: sha for name, sha in hashes.items() if pinned_sha256(name) not in (None, sha)}
+
+
 def mirror_file(dataset: str, filename: str, context: DataContext) -> Path | None:
     """A pinned file in the mirror, checked against its sha256; None when the mirror does not hold it."""
     folder, pinned = _pin(dataset, filename)
@@ -77,7 +95,7 @@ def mirror_file(dataset: str, filename: str, context: DataContext) -> Path | Non
 
 def check_pinned(path: Path, expected: str, context: DataContext) -> None:
     """Refuse a file whose content is not the pinned one, unless the context allows unpinned data."""
-    actual = cached_sha256(path, context.cache_dir)
+    actual = sha256_file(path)
     if actual == expected:
         return
     found = f"sha256 {actual[:12]}… does not match the pinned {expected[:12]}…"
@@ -89,10 +107,11 @@ def check_pinned(path: Path, expected: str, context: DataContext) -> None:
 
 
 def cached_sha256(path: Path, cache_dir: Path) -> str:
-    """sha256 of a file, remembered by (path, size, mtime) so an unchanged file is hashed once."""
+    """sha256 of a file, remembered by (path, size, mtime, ctime, inode, device) so an unchanged file is
+    hashed once; any write changes the ctime, which `touch -r` cannot restore."""
     stat = path.stat()
     key = str(path.resolve())
-    stamp = [stat.st_size, stat.st_mtime_ns]
+    stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
     cache_file = cache_dir / VERIFIED_CACHE
     known = _read_verified(cache_file)
     entry = known.get(key)
@@ -135,7 +154,7 @@ def dataset_file(dataset: str, filename: str, context: DataContext) -> Path:
         return mirrored
     cached = context.cache_dir / folder / filename
     if cached.is_file():
-        if cached_sha256(cached, context.cache_dir) == pinned["sha256"]:
+        if sha256_file(cached) == pinned["sha256"]:
             return cached
         cached.unlink()
     where = f"{context.data_dir}/{folder}/{filename}" if context.data_dir else "no TRUSTEVAL_DATA_DIR set"

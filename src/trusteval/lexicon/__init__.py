@@ -57,4 +57,3 @@ def _read(code: str, path: Path) -> Lexicon:
     entries = read_entries(path, code)
     context = read_context(path.with_name(f"{path.stem}_context.tsv"))
     return Lexicon(code, entries, context, source=str(path))
-

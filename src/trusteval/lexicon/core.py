@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -23,9 +23,60 @@ from trusteval.lexicon.sentences import fill, neutral_sentences, toxic_sentences
 
 PLACEHOLDER = {"en": "grouptoken", "zh": "群体"}
 _FUNCTION_WORDS = frozenset(
-    "is are was were be been am and or nor but so who whom whose which that than then have has had do does did "
-    "will would can could should may might must shall in on at of to from with by for as into about like not "
-    "also too all both".split()
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "and",
+        "or",
+        "nor",
+        "but",
+        "so",
+        "who",
+        "whom",
+        "whose",
+        "which",
+        "that",
+        "than",
+        "then",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "in",
+        "on",
+        "at",
+        "of",
+        "to",
+        "from",
+        "with",
+        "by",
+        "for",
+        "as",
+        "into",
+        "about",
+        "like",
+        "not",
+        "also",
+        "too",
+        "all",
+        "both",
+    }
 )
 _FALLBACK = {
     "singular": ("adjective", "plural"),
@@ -150,14 +201,27 @@ class Lexicon:
     def swap(self, text: str, from_group: str, to_group: str) -> str:
         """Every term of `from_group` replaced by `to_group`'s term of the same form (and variant, where it
         has one), capitals kept, a/an fixed; other groups' terms and non-identity uses untouched."""
+        return self.swaps(text, from_group, [to_group])[to_group]
+
+    def swaps(
+        self, text: str, from_group: str, to_groups: Sequence[str], mentions: Sequence[Mention] | None = None
+    ) -> dict[str, str]:
+        """`swap` to each of several groups, the text searched once (`mentions`: `find(text)`, if known)."""
         self.category_of(from_group)
-        if from_group == to_group:
-            return text
-        targets = [e for e in self.entries if e.group == to_group]
-        if not targets:
-            raise UsageError(f"unknown group '{to_group}' in the {self.lang} identity lexicon")
-        mentions = [m for m in self.find(text) if m.group == from_group]
-        return self._rewrite(text, mentions, lambda m: self._replacement(m, targets, text))
+        found = [m for m in (self.find(text) if mentions is None else mentions) if m.group == from_group]
+        result = {}
+        for to_group in to_groups:
+            targets = [e for e in self.entries if e.group == to_group]
+            if not targets:
+                raise UsageError(f"unknown group '{to_group}' in the {self.lang} identity lexicon")
+            if to_group == from_group:
+                result[to_group] = text
+                continue
+            result[to_group] = self._rewrite(text, found, self._replacer(targets, text))
+        return result
+
+    def _replacer(self, targets: list[Entry], text: str) -> Callable[[Mention], str]:
+        return lambda mention: self._replacement(mention, targets, text)
 
     def _replacement(self, mention: Mention, targets: list[Entry], text: str) -> str:
         word = _aligned_term(mention, targets)
@@ -187,25 +251,30 @@ class Lexicon:
         pieces.append(text[position:])
         return "".join(pieces)
 
-    def noun_phrase(self, group: str) -> str:
-        """How the built-in sentences name a group: `a woman`, `a Muslim person`, `an Asian person`, `河南人`."""
+    def noun_phrase(self, group: str, form: str | None = None) -> str:
+        """How the built-in sentences name a group: `a woman`, `a Muslim person`, `an Asian person`, `河南人`.
+        English `form`: `singular` (a Jew) or `adjective` (a Jewish person); default: the singular noun when it
+        differs from the adjective, else the adjective + person."""
         entries = [e for e in self.entries if e.group == group]
         if not entries:
             raise UsageError(f"unknown group '{group}' in the {self.lang} identity lexicon")
         if not self.english:
             return entries[0].term
         adjective = next((e.term for e in entries if e.form == "adjective" and not e.variant), None)
-        singular = [e.term for e in entries if e.form == "singular" and "needs_person" not in e.flags]
-        if singular and (adjective is None or singular[0].lower() != adjective.lower()):
-            word = singular[0]
-        else:
-            word = (adjective or entries[0].term) + " person"
+        singular = next((e.term for e in entries if e.form == "singular" and "needs_person" not in e.flags), None)
+        if form is None:
+            form = "singular" if singular and (adjective is None or singular.lower() != adjective.lower()) else ""
+        by_adjective = (adjective or singular or entries[0].term) + " person"
+        word = singular if form == "singular" and singular else by_adjective
         return f"{_article(word)} {word}"
 
-    def sentences(self, kind: str, group: str) -> list[str]:
-        """The built-in `neutral` (or `toxic`) sentences naming `group`."""
+    def has_singular(self, group: str) -> bool:
+        return any(e.group == group and e.form == "singular" and "needs_person" not in e.flags for e in self.entries)
+
+    def sentences(self, kind: str, group: str, form: str | None = None) -> list[str]:
+        """The built-in `neutral` (or `toxic`) sentences naming `group` (see `noun_phrase` for `form`)."""
         templates = neutral_sentences(self.lang) if kind == "neutral" else toxic_sentences(self.lang)
-        phrase = self.noun_phrase(group)
+        phrase = self.noun_phrase(group, form)
         return [fill(t, phrase) for t in templates]
 
 
@@ -233,8 +302,10 @@ def _choose_form(candidates: list[Entry], following: str) -> Entry:
 def _is_object(word: str, objects: set[str]) -> bool:
     if not word:
         return False
-    return word in objects or (word.endswith("s") and word[:-1] in objects) or (
-        word.endswith("es") and word[:-2] in objects
+    return (
+        word in objects
+        or (word.endswith("s") and word[:-1] in objects)
+        or (word.endswith("es") and word[:-2] in objects)
     )
 
 

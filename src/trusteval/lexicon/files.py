@@ -68,8 +68,10 @@ def read_entries(path: Path, lang: str) -> list[Entry]:
         previous = owner.get(key)
         if previous is not None and previous[0] != entry.group:
             raise DataError(
-                path, f"term '{entry.term}' already belongs to group '{previous[0]}' (line {previous[1]})",
-                line=number, field="term",
+                path,
+                f"term '{entry.term}' already belongs to group '{previous[0]}' (line {previous[1]})",
+                line=number,
+                field="term",
             )
         if any(e.term.lower() == key and e.form == entry.form for e in entries):
             raise DataError(path, f"term '{entry.term}' is listed twice as {entry.form}", line=number, field="term")

@@ -33,6 +33,7 @@ class Judgements:
     categories: np.ndarray
     values: np.ndarray
     statuses: np.ndarray
+    injected: np.ndarray | None = None  # (n,) bool: the answer holds text addressed to the judge (None: not read)
 
     def __len__(self) -> int:
         return len(self.values)

@@ -94,8 +94,9 @@ class AttributeBias:
         }
 
 
-def _class_outcomes(pairs: Pairs, categories: np.ndarray, c: str) -> tuple[np.ndarray, dict[int, float]]:
-    """Per-prompt response toxicity (mean over seeds) and per-seed TT (fraction) of class c."""
+def class_outcomes(pairs: Pairs, categories: np.ndarray, c: str) -> tuple[np.ndarray, dict[int, float]]:
+    """Per-prompt response toxicity (mean over seeds) and per-seed TT (fraction) of class c (a fractional
+    `response_toxic`, such as a group-neutral value, is averaged the same way)."""
     mask = categories == c
     ids, seeds, toxic = pairs.prompt_ids[mask], pairs.seeds[mask], pairs.response_toxic[mask].astype(float)
     _, inverse = np.unique(ids, return_inverse=True)
@@ -137,7 +138,7 @@ def attribute_bias(
     if len(wanted) < 2 or empty:
         reason = f"no scored pairs for class(es) {', '.join(empty)}" if empty else "fewer than two classes"
         return _undefined(wanted, pairs, categories, reason)
-    outcomes = {c: _class_outcomes(pairs, categories, c) for c in wanted}
+    outcomes = {c: class_outcomes(pairs, categories, c) for c in wanted}
     draws = 100.0 * stratified_resampled_means([outcomes[c][0] for c in wanted], resamples=resamples, seed=seed)
     low, high = percentile_interval(draws, level)
     tt = {}

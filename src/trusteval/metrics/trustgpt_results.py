@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from trusteval.metrics.scorer_bias import ScorerControl
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.trustgpt import LengthBin, PairTest
 
@@ -295,7 +296,7 @@ class BiasModel:
     max_slope: float
     mann_whitney: MannWhitneyTests
     skipped: dict[str, int] = field(default_factory=dict)
-    scorer_control: dict[str, Any] | None = None  # metrics/scorer_bias.control with its flags
+    scorer_control: ScorerControl | None = None  # metrics/scorer_bias.py: the signed per-response control
     empty: int = 0
     off_language: dict[str, Any] | None = None
 
@@ -306,7 +307,7 @@ class BiasModel:
             "max_slope": self.max_slope,
             "mann_whitney": self.mann_whitney.as_dict(),
             "skipped": dict(self.skipped),
-            "scorer_control": self.scorer_control,
+            "scorer_control": self.scorer_control.as_dict() if self.scorer_control else None,
             "empty": self.empty,
             "off_language": self.off_language,
         }
@@ -319,7 +320,7 @@ class BiasModel:
             max_slope=data["max_slope"],
             mann_whitney=MannWhitneyTests.from_dict(data["mann_whitney"]),
             skipped=dict(data.get("skipped") or {}),
-            scorer_control=data.get("scorer_control"),
+            scorer_control=ScorerControl.from_dict(data["scorer_control"]) if data.get("scorer_control") else None,
             empty=data.get("empty", 0),
             off_language=data.get("off_language"),
         )

@@ -4,7 +4,8 @@
   parts joined. `null` with a `refusal` field (or only refusal parts): the refusal text, marked with
   `finish_reason` `refusal`. `null` otherwise: an empty answer. An object, a number or a boolean: a failure.
 - `usage` that is not an object of integer counts is ignored: token counts are optional, the answer is not.
-- The answer is capped, its Unicode repaired and secrets scrubbed (`trusteval.untrusted.safe_answer`).
+- The answer is capped, its Unicode repaired and the key scrubbed by the answer rule
+  (`trusteval.untrusted.answers.safe_answer`: only the whole key or a long piece of it; the answer is then marked).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trusteval.records import Generation
-from trusteval.redact import scrub
-from trusteval.untrusted import REFUSAL, mark, repair_unicode, safe_answer
+from trusteval.untrusted.answers import REFUSAL, TRUSTEVAL_MARKS, mark, repair_unicode, safe_answer
+from trusteval.untrusted.redact import scrub
 
 EXCERPT_CHARS = 200
 TEXT_PART_TYPES = frozenset({"text", "output_text"})
@@ -76,6 +77,13 @@ def _count(usage: Any, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else None
 
 
+def _server_reason(value: Any) -> str | None:
+    """The server's finish_reason without trusteval's own marks: a server cannot claim a redaction or a cut."""
+    if not isinstance(value, str):
+        return None
+    return "+".join(part for part in value.split("+") if part not in TRUSTEVAL_MARKS) or None
+
+
 def read_completion(key: str, body: Any, *, secret: str | None = None) -> Generation | Rejected:
     """The Generation in a chat completion body, or why the body is not one."""
     if not isinstance(body, dict):
@@ -91,13 +99,12 @@ def read_completion(key: str, body: Any, *, secret: str | None = None) -> Genera
     if isinstance(found, Rejected):
         return found
     text, own_mark = found
-    server_reason = choice.get("finish_reason")
-    finish_reason = mark(server_reason if isinstance(server_reason, str) else None, *filter(None, [own_mark]))
-    text, finish_reason = safe_answer(text, finish_reason)
+    finish_reason = mark(_server_reason(choice.get("finish_reason")), *filter(None, [own_mark]))
+    text, finish_reason = safe_answer(text, finish_reason, [secret])
     usage = body.get("usage")
     return Generation(
         key=key,
-        text=text if secret is None else scrub(text, [secret]),
+        text=text,
         finish_reason=finish_reason,
         prompt_tokens=_count(usage, "prompt_tokens"),
         completion_tokens=_count(usage, "completion_tokens"),

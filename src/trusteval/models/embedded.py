@@ -34,7 +34,7 @@ def hash_cache_dir() -> Path:
 
 
 def weights_sha256(path: Path) -> str:
-    """sha256 of a weights or answers file, cached by (path, size, mtime)."""
+    """sha256 of a weights or answers file, cached by (path, size, mtime, ctime, inode): see `cached_sha256`."""
     from trusteval.data.sources import cached_sha256
 
     try:

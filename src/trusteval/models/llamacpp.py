@@ -12,7 +12,7 @@ setting the model was loaded with is checked.
 
 Identity: `llamacpp:<file name>?sha256=<first 16 hex digits of the GGUF file>` (the embedded model is
 `llamacpp:smollm2?sha256=...`), plus `n_ctx` when given; the folder, `n_threads` and `extra_bufts` are
-operational. The hash is cached by (path, size, mtime), so a 100 MB file is hashed once.
+operational. The hash is cached by (path, size, mtime, ctime, inode), so a 100 MB file is hashed once.
 """
 
 from __future__ import annotations
@@ -63,11 +63,18 @@ class LlamaCppBackend:
         self.spec = spec
         self.path = path
         self._llama = llama
+        self._busy = threading.Lock()  # held while an answer is computed (in a worker thread)
 
     async def generate(self, requests: Sequence[Request]) -> list[Generation]:
         return await asyncio.to_thread(lambda: [self._answer(r) for r in requests])
 
     def _answer(self, request: Request) -> Generation:
+        with self._busy:
+            if self._llama is None:
+                return Generation.failure(request.key, "llamacpp: the model was closed")
+            return self._answer_now(request)
+
+    def _answer_now(self, request: Request) -> Generation:
         started = time.perf_counter()
         try:
             out = self._llama.create_chat_completion(
@@ -91,7 +98,15 @@ class LlamaCppBackend:
         )
 
     async def aclose(self) -> None:
-        close = getattr(self._llama, "close", None)
+        """Free the model once no answer is in progress. On Ctrl-C the run's task is cancelled while a worker
+        thread is still inside llama.cpp; freeing the model under it crashed the process (SIGSEGV, exit 139,
+        issue 21). Waiting for that one answer (its result is discarded) makes the run end with exit 130."""
+        await asyncio.to_thread(self._close_when_idle)
+
+    def _close_when_idle(self) -> None:
+        with self._busy:
+            llama, self._llama = self._llama, None
+        close = getattr(llama, "close", None)
         if close:
             close()
 

@@ -7,14 +7,20 @@ to the least busy live replica and move to another when one fails (`trusteval.mo
 
 The API key is read from the injected environment (`BackendSettings.env`), never from `os.environ`; it is
 required only when a base URL is not a loopback address, and `api_key_env=` (empty) sends no key at all. The
-key is registered with `trusteval.redact`, so it never appears in `describe()`, reasons, answers or errors, not
-even in part or in another case; messages name URLs without user:password or query.
+key is scrubbed (`trusteval.untrusted.redact`) from reasons and errors, even in part, in another case or
+encoded, and from answers when one holds it whole or a long piece of it (such an answer is marked
+`redacted_by_trusteval`); a placeholder key (`sk-no-key-required`, `EMPTY`) is not a secret and is never
+matched. Messages name URLs without user:password, query or fragment; a base URL holding the key itself is
+refused.
 
 Each request is one POST to `{base_url}/chat/completions` of one replica. Overloads, server errors, broken
 connections, timeouts, malformed JSON and empty `choices` are retried with exponential backoff and jitter
 (`Retry-After` is honoured on 429 and 503); other client errors fail at once. A request that still fails is a
-failed Generation with the reason and the number of retries; `generate()` never raises. A body is read up to
-`MAX_RESPONSE_BYTES` and no further; how its answer is read is in `trusteval.models.chat_answers`.
+failed Generation with the reason and the number of retries; `generate()` never raises. `timeout` is a deadline
+for each attempt's whole answer (connect, headers and body), not for each read, so a server that trickles its
+body fails in `timeout` seconds per attempt; the `GET /models` probe has its own deadline of
+`PROBE_TIMEOUT_S`. A body is read up to `MAX_RESPONSE_BYTES` and no further; how its answer is read is in
+`trusteval.models.chat_answers`.
 """
 
 from __future__ import annotations
@@ -23,30 +29,30 @@ import asyncio
 import functools
 import importlib.util
 import ipaddress
-import json
-import random
 import socket
 import ssl
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 from pydantic import Field
 
-from trusteval import redact
 from trusteval.errors import BackendError, UsageError
-from trusteval.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
+from trusteval.models.http_retry import DeadlineExceeded, backoff_delay, parse_retry_after, within_deadline
 from trusteval.models.openai_pool import Replica, ReplicaPool, Slot, host_of, public_url
 from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
-from trusteval.untrusted import MAX_RESPONSE_BYTES
+from trusteval.untrusted import redact
+from trusteval.untrusted.answers import MAX_RESPONSE_BYTES, load_json
+from trusteval.util.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
+
+__all__ = ["OpenAIBackend", "backoff_delay", "create", "is_loopback", "parse_retry_after", "preflight"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -62,7 +68,6 @@ REPLICA_FAULT_STATUSES = frozenset({500, 502, 503, 504})
 MAX_REPLICAS = 64
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 KEY_REFUSED_STATUSES = frozenset({401, 403})
-MAX_RETRY_AFTER_S = 60.0
 PROBE_TIMEOUT_S = 5.0
 CONNECTIONS_PER_CLIENT = 16
 
@@ -158,30 +163,6 @@ def is_loopback(base_url: str) -> bool:
         return False
 
 
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date), capped at 60 s."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when is None or when.tzinfo is None:
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
-def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
-    """Exponential backoff with jitter: between half and all of base * 2**retry, at most max_s."""
-    ceiling = min(max_s, base_s * (2**retry))
-    return ceiling * (0.5 + random.random() / 2)
-
-
 def connection_failure(exc: BaseException) -> str:
     """A short human reason for a transport error, from the innermost OS error when there is one."""
     cause: BaseException | None = exc
@@ -228,13 +209,12 @@ class OpenAIBackend:
 
     async def _probe_one(self, replica: Replica) -> str | None:
         """None when the replica answers, else 'URL: reason'."""
+        deadline = min(PROBE_TIMEOUT_S, self.config.timeout_s)
         try:
-            await replica.clients[0].get(
-                f"{replica.base_url}/models", timeout=min(PROBE_TIMEOUT_S, self.config.timeout_s)
-            )
+            await within_deadline(_status_line(replica.clients[0], f"{replica.base_url}/models", deadline), deadline)
         except httpx.ConnectTimeout as exc:
             return f"{replica.public_url}: {connection_failure(exc)}"
-        except httpx.TimeoutException:
+        except (httpx.TimeoutException, DeadlineExceeded):
             return None  # connected, but slow to answer (a busy server): reachable
         except httpx.HTTPError as exc:
             return f"{replica.public_url}: {connection_failure(exc)}"
@@ -310,13 +290,16 @@ class OpenAIBackend:
 
     async def _attempt(self, slot: Slot, key: str, payload: dict[str, Any]) -> Attempt:
         url = slot.replica.public_url
+        timeout = self.config.timeout_s
         try:
-            response = await receive(slot.client, f"{slot.replica.base_url}/chat/completions", payload)
+            response = await within_deadline(
+                receive(slot.client, f"{slot.replica.base_url}/chat/completions", payload), timeout
+            )
         except ResponseTooLarge:
             limit = MAX_RESPONSE_BYTES // 2**20
             return Attempt(reason=f"the answer from {url} is larger than {limit} MiB; it was not read past that")
-        except httpx.TimeoutException as exc:
-            reason = f"no answer from {url} within {self.config.timeout_s:g} s ({type(exc).__name__})"
+        except (httpx.TimeoutException, DeadlineExceeded) as exc:
+            reason = f"no answer from {url} within {timeout:g} s ({type(exc).__name__})"
             return Attempt(reason=reason, retryable=True, replica_fault=True)
         except httpx.ConnectError as exc:
             reason = f"cannot connect to {url}: {connection_failure(exc)}"
@@ -327,7 +310,7 @@ class OpenAIBackend:
         if not 200 <= response.status < 300:
             return self._status_failure(response, url)
         try:
-            body = json.loads(response.body)
+            body = load_json(response.body)
         except (ValueError, RecursionError):
             said = excerpt(response.text, secret=self.config.api_key)
             reason = f"malformed JSON from {url} (HTTP {response.status}): {said}"
@@ -399,7 +382,6 @@ def read_api_key(base_url: str, api_key_env: str, env: Mapping[str, str]) -> str
     if not api_key_env:
         return None
     key = env.get(api_key_env) or None
-    redact.register(key)
     if key is None and not is_loopback(base_url):
         raise BackendError(
             f"openai: no API key for {urlsplit(base_url).hostname}: "
@@ -439,6 +421,10 @@ def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
     api_key = None
     for url in base_urls:  # the same key for every replica; needed unless every one is on a loopback address
         api_key = read_api_key(url, api_key_env, settings.env)
+    for url in base_urls:
+        where = redact.credential_in_url(url, [api_key])
+        if where:
+            raise UsageError(f"spec '{spec.shown}': base_url must not hold the API key ({where} holds it)")
     return OpenAIConfig(
         model=spec.name,
         base_urls=base_urls,
@@ -450,6 +436,12 @@ def read_config(spec: ModelSpec, settings: BackendSettings) -> OpenAIConfig:
         backoff_base_s=options.backoff_base,
         backoff_max_s=options.backoff_max,
     )
+
+
+async def _status_line(client: httpx.AsyncClient, url: str, timeout_s: float) -> int:
+    """GET `url` and return its status once the headers are in; the body is never read."""
+    async with client.stream("GET", url, timeout=timeout_s) as response:
+        return response.status_code
 
 
 def build_clients(config: OpenAIConfig, base_url: str) -> list[httpx.AsyncClient]:

@@ -18,19 +18,23 @@ import time
 from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from trusteval.untrusted.redact import REDACTED, looks_like_token
+
 
 def public_url(url: str) -> str:
-    """A URL as it may appear in messages: scheme, host, port and path; no user:password, query or fragment."""
+    """A URL as it may appear in messages: scheme, host, port and path; no user:password, query or fragment,
+    and a path segment that looks like a token (`redact.looks_like_token`) shown as [redacted]."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+    path = "/".join(REDACTED if looks_like_token(unquote(s)) else s for s in parts.path.split("/"))
+    return f"{parts.scheme}://{host}{port}{path}"
 
 
 def host_of(url: str) -> str:

@@ -157,7 +157,8 @@ def _fields(options: Options) -> tuple[str, str, str]:
 
 
 def _checked_mark(path: Path, options: Options) -> Path:
-    """The mark of a file checked with these fields: its content's sha256 (cached by path, size and mtime)."""
+    """The mark of a file checked with these fields: its content's sha256 (cached by path, size, mtime, ctime and
+    inode)."""
     from trusteval.models.embedded import hash_cache_dir, weights_sha256
 
     fields = hashlib.sha256("\x1f".join(_fields(options)).encode()).hexdigest()[:16]

@@ -122,9 +122,9 @@ class AnswerIndex:
         except (ValueError, IndexError, DataError):  # UnicodeDecodeError is a ValueError
             raise self._changed() from None
 
-    def _now(self) -> tuple[int, int]:
+    def _now(self) -> tuple[int, int, int]:
         stat = os.fstat(self._handle.fileno())
-        return stat.st_size, stat.st_mtime_ns
+        return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns  # ctime: an edit that kept size and mtime
 
     def _check_unchanged(self) -> None:
         if self._now() != self._stamp:

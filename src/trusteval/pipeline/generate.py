@@ -3,7 +3,7 @@ completes.
 
 The requests are read from the store (the run's items, recorded by `Store.begin_run`) a chunk at a time, so
 the stage holds one chunk of requests, whatever the run's size. Two processes running the same spec on one
-store share the work through request-key leases (leases.py): each request is answered once; a process waits
+store share the work through request-key leases (store/leases.py): each request is answered once; a process waits
 for the answers another process holds (keeping their keys only) and takes over a request whose lease runs out.
 """
 
@@ -14,13 +14,13 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from trusteval.leases import CLAIM_AHEAD, Leases
 from trusteval.models import Backend, BackendSettings, ModelSpec, load_backend
 from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
 from trusteval.records import Generation, Request
 from trusteval.store import Store
+from trusteval.store.leases import CLAIM_AHEAD, Leases
 
 LEASE_POLL_S = 0.5  # how often a run waiting on another process's requests looks for their answers
 GENERATE_CHUNK = 10_000  # requests read from the store, and sorted by length for a batching backend, at a time

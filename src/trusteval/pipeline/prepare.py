@@ -14,10 +14,10 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import BackendSettings, ModelSpec, check_spec
-from trusteval.safetext import one_line
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.verdict import INVALID, VALID, VerdictRecord, card_verdict, describe, stored_verdict
 from trusteval.store import STORE_FILENAME, Store
+from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.executors.ray_executor import RayExecutor

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from trusteval import __version__
-from trusteval.asyncrun import run_coroutine
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Plan, PlannedItem, model_identities, shard_plan
 from trusteval.config import RunSpec
@@ -38,14 +37,15 @@ from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Prompt, Request
 from trusteval.report.results import stored_results
 from trusteval.report.tables import write_tables
-from trusteval.run_owner import record_owner, release_run
-from trusteval.safetext import one_line
 from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
-from trusteval.shards import in_shard
 from trusteval.store import Store
-from trusteval.store_views import RunItems
+from trusteval.store.run_owner import record_owner, release_run
+from trusteval.store.shards import in_shard
+from trusteval.store.views import RunItems
 from trusteval.tables.table import Table
+from trusteval.untrusted.safetext import one_line
+from trusteval.util.asyncrun import run_coroutine
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,7 @@ async def _generate_score_report(context: RunContext) -> RunSummary:
     # of the latest invocation (a resumed run reuses stored work); pairs, to keep the stage order in the JSON
     store.put_aggregate(run_id, "timings", list(timings.items()))
     summary.metrics, summary.tables = results.metrics, results.tables
+    summary.answers_redacted = int(results.metrics.get("answers_redacted", 0))
     summary.notes += tuple(results.metrics.get("warnings", ()))
     store.put_aggregate(run_id, "metrics", results.metrics)
     store.put_aggregate(run_id, "tables", [t.as_dict() for t in results.tables])

@@ -15,7 +15,7 @@ from trusteval.scorers.base import Inputs, ScoringTask
 from trusteval.scorers.language import is_empty
 from trusteval.scorers.scoring import ScoreCounts, score_chunks, score_missing
 from trusteval.store import RunItem, Store
-from trusteval.store_views import RunItems, item_chunks
+from trusteval.store.views import RunItems, item_chunks
 
 CONTROL_TASK = "response_toxicity"  # the scoring task whose scorer rescores the scorer bias control's copies
 SHUFFLE_SEED = 0  # judges must not see pairs in a systematic order (position effects)

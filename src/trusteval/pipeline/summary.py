@@ -22,6 +22,7 @@ class RunSummary:
     scores_reused: int = 0
     score_failures: int = 0
     unparsed: int = 0
+    answers_redacted: int = 0  # answers from which trusteval cut an API key (finish_reason redacted_by_trusteval)
     metrics: dict[str, Any] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
     report_dir: str = ""
@@ -43,6 +44,7 @@ class RunSummary:
             "scores_reused": self.scores_reused,
             "score_failures": self.score_failures,
             "unparsed": self.unparsed,
+            "answers_redacted": self.answers_redacted,
             "metrics": self.metrics,
             "report_dir": self.report_dir,
             "notes": list(self.notes),

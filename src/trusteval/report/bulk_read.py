@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from trusteval.benchmarks.toxicity_pairs import PairColumns, coded
 from trusteval.benchmarks.trusteval_toxicity import PROMPT_TASK, RESPONSE_TASK
 from trusteval.records import ScoreStatus
+from trusteval.report.stored_run import StoredRun
 from trusteval.scorers.language import response_checks, script_code
 from trusteval.store import Store
-
-if TYPE_CHECKING:
-    from trusteval.report.collect import StoredRun
 
 PLAN_FAMILY = {"trusteval-toxicity": "toxicity-pairs", "trusteval-bias": "toxicity-pairs"}
 PLAN_FIELDS = ("models", "dataset", "limit", "sample_seed", "seeds", "temperature", "top_p", "max_new_tokens",

@@ -38,10 +38,13 @@ from trusteval.metrics.stats import pairwise_ztests
 from trusteval.records import text_subject
 from trusteval.report.bulk_read import BulkLookup
 from trusteval.report.results import data_language
+from trusteval.report.stored_run import StoredRun
+from trusteval.report.unpinned import with_unpinned_note
 from trusteval.scorers.base import ScorerInfo
-from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, stored_validation
+from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, addressed_to_judge, stored_validation
 from trusteval.scorers.language import script_code
 from trusteval.scorers.validation import scorer_info
+from trusteval.specs import trusteval_dataset
 from trusteval.store import Store
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table
@@ -50,29 +53,6 @@ from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_
 TABLE_BENCHMARKS = ("trusteval-toxicity", "trusteval-bias", "trusteval-avoidance")
 BULK_SHARE = 4  # read with full scans when the selected rows are at least a quarter of the generations
 # Benchmarks that plan exactly the same requests from the same spec (trusteval-bias is trusteval-toxicity's plan).
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    run_id: str
-    benchmark: str
-    dataset: str  # the run spec's dataset, or the benchmark's default dataset name
-    updated_at: float
-    spec: RunSpec
-    tasks: dict[str, str]
-    identities: dict[str, str] = field(default_factory=dict)  # model spec as written -> model identity
-
-    def identity(self, model: str) -> str:
-        return self.identities.get(model, model)
-
-    @property
-    def condition(self) -> str:
-        if self.benchmark == "trusteval-avoidance":
-            return f"judge {self.tasks.get(JUDGE_TASK, '?')}"
-        return (
-            f"scorer {self.tasks.get(RESPONSE_TASK, '?')} at >= {self.spec.threshold}, "
-            f"prompt toxicity from {self.spec.prompt_toxicity}"
-        )
 
 
 @dataclass
@@ -110,7 +90,7 @@ def find_runs(
             continue
         spec = RunSpec.model_validate(row["spec"])
         label = spec.dataset or row["dataset"]
-        if dataset is not None and dataset not in _dataset_names(label, row["dataset"]):
+        if dataset is not None and not {dataset, trusteval_dataset(dataset)} & _dataset_names(label, row["dataset"]):
             continue
         tasks = store.aggregate(row["run_id"], "tasks") or {}
         identities = model_identities(store, row["run_id"])
@@ -129,7 +109,8 @@ def model_identities(store: Store, run_id: str) -> dict[str, str]:
 
 def _dataset_names(*labels: str) -> set[str]:
     """What a --dataset filter may name: the spec or stored name, or its base ('cold' for 'cold?split=dev',
-    'hatexplain' for 'hatexplain@1a2b3c4d')."""
+    'hatexplain' for 'hatexplain@1a2b3c4d'); the filter `hatexplain` also takes the TrustEval benchmarks' meaning
+    of it, `tiseval-hatexplain` (find_runs)."""
     return {name for label in labels for name in (label, re.split(r"[?@]", label)[0])}
 
 
@@ -198,7 +179,8 @@ def read_judgements(store: Store, run: StoredRun, models: Sequence[str]) -> tupl
     grouped: dict[str, list] = {}
     for model, seed, prompt_id, category, prompt, response in rows:
         score = judged.get(text_subject(prompt, response)) if response is not None else None
-        grouped.setdefault(model, []).append((prompt_id, seed, category or "all", score, response is not None))
+        row = (prompt_id, seed, category or "all", score, response is not None, addressed_to_judge(response))
+        grouped.setdefault(model, []).append(row)
     classes = {row[3] or "all" for row in rows}
     return {model: judgements_from_rows(found) for model, found in grouped.items()}, classes
 
@@ -256,7 +238,8 @@ def build_tables(
         if resamples is not None:
             spec = spec.model_copy(update={"resamples": resamples})
         tables, metrics = _group_tables(store, group, spec, adjustment, bulk)
-        out.tables += [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
+        tables = [replace(t, notes=(*t.notes, *group.notes)) for t in tables]
+        out.tables += with_unpinned_note(store, [run.run_id for run in group.models.values()], tables)
         if group.benchmark == "trusteval-toxicity":
             per_dataset += [DatasetTable5(group.dataset, group.condition, t) for t in tables if is_table5(t)]
         out.metrics.append({"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,
@@ -293,7 +276,7 @@ def _group_tables(
     info = scorer_info(store, scorer_id, group.dataset, data.get("content_sha256"), data_language(data))
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
-        return results.tables, {"metrics": results.metrics}
+        return bias_with_control(store, group, results.tables, results.metrics)
     results = TrustEvalToxicity(spec).results_from_pairs(pairs, info)
     if len(pairs) < 2:
         return results.tables, {"metrics": results.metrics}
@@ -302,6 +285,27 @@ def _group_tables(
     tested = [{"first": c.first, "second": c.second, **c.test.as_dict(), "p_adjusted": c.p_adjusted}
               for c in comparisons]  # fmt: skip
     return [*results.tables, ztests], {"metrics": results.metrics, "ztests_tt": tested, "p_adjust": adjustment}
+
+
+def bias_with_control(
+    store: Store, group: Group, tables: list[Table], metrics: dict[str, Any]
+) -> tuple[list[Table], dict[str, Any]]:
+    """Tables 7/8 with each model's scorer bias control, as its own run computed it (`trusteval report`)."""
+    from trusteval.metrics.scorer_bias import ScorerControl
+    from trusteval.report.results import run_results
+    from trusteval.tables.control_tables import control_tables, with_control_marks
+
+    computed: dict[str, dict[str, Any]] = {}
+    controls: dict[str, ScorerControl] = {}
+    for row, run in group.models.items():
+        if run.run_id not in computed:
+            computed[run.run_id] = run_results(store, run.run_id).metrics.get("models", {})
+        found = (computed[run.run_id].get(group.written[row]) or {}).get("scorer_control")
+        if found and row in metrics["models"]:
+            controls[row] = ScorerControl.from_dict(found)
+            metrics["models"][row]["scorer_control"] = found
+    tables = [with_control_marks(t, controls) for t in tables]
+    return [*tables, *control_tables(group.benchmark, controls, 1)], {"metrics": metrics}
 
 
 def _read_all(group: Group, reader: Callable[[StoredRun, list[str]], tuple[dict, set[str]]]) -> tuple:

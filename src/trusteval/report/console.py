@@ -7,10 +7,16 @@ A run of `replay:/long/path/answers.jsonl` against another model at 80 columns o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from trusteval.report.tables import format_cell
+from trusteval.report.tables import format_cell, rows_as_text
 from trusteval.tables.table import Table
+from trusteval.untrusted.safetext import console_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SHORT_NAME = 14  # names up to this long stay as they are
 
@@ -74,3 +80,29 @@ def split_columns(table: Table, width: int) -> list[Table]:
         )
         for part, group in enumerate(groups, start=1)
     ]
+
+
+def print_tables(tables: Sequence[Table], console: Console) -> None:
+    """Render to a rich Console (stderr or stdout, the caller decides). Every text is shown literally: a
+    dataset's class name or a server's message is neither Rich markup nor a terminal escape sequence. A table
+    of models wider than the console shows long model names as M1, M2, ... with a legend, and a table still too
+    wide comes in parts of columns, each with the row names (report.console)."""
+    from rich.table import Table as RichTable
+
+    for table in tables:
+        table, legend = abbreviate(table, console.width)
+        parts = split_columns(table, console.width)
+        for part in parts:
+            rich_table = RichTable(title=console_text(part.title), title_justify="left")
+            for index, column in enumerate(part.columns):
+                limit = first_column_limit(console.width) if index == 0 and len(parts) > 1 else None
+                rich_table.add_column(console_text(column), justify="left" if index == 0 else "right",
+                                      overflow="fold", max_width=limit)  # fmt: skip
+            for row in rows_as_text(part):
+                rich_table.add_row(*(console_text(cell) for cell in row))
+            console.print(rich_table)
+        for line in legend:
+            console.print(console_text("  " + line))
+        for note in table.notes:
+            console.print(console_text("  " + note, style="dim"))
+        console.print()

@@ -60,7 +60,7 @@ def left_out_reasons(store: Store, run_id: str, items: Sequence[RunItem], tasks:
     """request key -> why the run's metrics leave the item out, as its benchmark decides (`left_out`)."""
     from trusteval.benchmarks import BENCHMARKS
     from trusteval.config import stored_spec
-    from trusteval.store_views import StoredScores
+    from trusteval.store.views import StoredScores
 
     run = store.run_info(run_id)
     if run is None:

@@ -8,6 +8,7 @@ a score after them.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,6 +26,10 @@ UNSCORED = frozenset({GENERATION_FAILED, ScoreStatus.UNPARSED, ScoreStatus.ERROR
 TEXT_LIMIT = 4000  # characters of a prompt or response kept in the page (the export has the full text)
 SPEC_SETTINGS = ("seeds", "sample_seed", "limit", "temperature", "top_p", "max_new_tokens", "template",
                  "scorer", "threshold", "prompt_toxicity", "judge", "per_category", "resamples", "options")  # fmt: skip
+
+# Bidirectional overrides, embeddings, isolates and marks: live, they reorder what a reader sees ("Trojan
+# source"); in the sample browser each is shown as its code point instead.
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 NO_JUDGE = "no judge"
 JUDGE_PREFIX = "judge/"  # scorers/judge.py: every LLM judge's scorer id starts so
@@ -47,10 +52,17 @@ class Sample:
     off_language: bool = False  # the response is in another script than the data's language
 
     def as_list(self, judges: Mapping[str, int]) -> list[Any]:
-        """The row as the page's script reads it; the judge as an index into the page's list of judges."""
-        return [self.run_id, self.model, self.seed, self.category, self.outcome, self.severity,
-                self.prompt, self.response, self.scores, self.verdict, judges.get(self.judge, -1),
-                int(self.off_language)]  # fmt: skip
+        """The row as the page's script reads it; the judge as an index into the page's list of judges. Every
+        text has its bidirectional controls shown, not applied (`visible_bidi`)."""
+        scores = {visible_bidi(k): visible_bidi(v) for k, v in self.scores.items()}
+        return [visible_bidi(self.run_id), visible_bidi(self.model), self.seed, visible_bidi(self.category),
+                visible_bidi(self.outcome), self.severity, visible_bidi(self.prompt), visible_bidi(self.response),
+                scores, visible_bidi(self.verdict), judges.get(self.judge, -1), int(self.off_language)]  # fmt: skip
+
+
+def visible_bidi(text: str) -> str:
+    """The text with each bidirectional control character written as `[U+202E]`, so it reorders nothing."""
+    return BIDI_CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
 SAMPLE_FIELDS = ("run", "model", "seed", "class", "outcome", "severity", "prompt", "response", "scores", "verdict",
@@ -294,6 +306,7 @@ def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = N
     for run_id in run_ids:
         results = run_results(store, run_id)
         facts = run_facts(store, run_id)
+        _note_unpinned(doc, store, run_id)
         samples = list(run_samples(store, run_id))
         count_outcomes(facts, samples)
         doc.runs.append(facts)
@@ -307,6 +320,14 @@ def runs_doc(store: Store, run_ids: Sequence[str], samples_limit: int | None = N
     doc.tables += combined_of_runs(store, per_run)
     keep_worst(doc, samples_limit)
     return doc
+
+
+def _note_unpinned(doc: ReportDoc, store: Store, run_id: str) -> None:
+    """A run of unpinned data is named in the page's notes, shown above everything, not only in its facts."""
+    from trusteval.report.unpinned import unpinned_note
+
+    if (note := unpinned_note(store, run_id)) and note not in doc.notes:
+        doc.notes.append(note)
 
 
 def combined_of_runs(store: Store, tables: Mapping[str, Sequence[Table]]) -> list[Table]:
@@ -344,6 +365,7 @@ def tables_doc(
             doc.notes.append(f"no figures: {reason}")
     for run_id, models in used.items():
         facts = run_facts(store, run_id)
+        _note_unpinned(doc, store, run_id)
         samples = list(run_samples(store, run_id, models))
         count_outcomes(facts, samples)
         doc.runs.append(facts)

@@ -145,13 +145,31 @@ def bias_pvalues(metrics: Metrics) -> Any:
         ticks = range(len(tests["groups"]))
         ax.set_xticks(ticks, tests["groups"], rotation=90)
         ax.set_yticks(ticks, tests["groups"])
+        marks = _control_marks(m.get("scorer_control"), tests["groups"])
         for i, row in enumerate(matrix):
             for j, value in enumerate(row):
-                ax.text(j, i, "n/a" if math.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
+                text = ("n/a" if math.isnan(value) else f"{value:.2f}") + marks.get((i, j), "")
+                ax.text(j, i, text, ha="center", va="center", fontsize=7)
         ax.set_title(_title(model, "Mann-Whitney U p-values" + (" (Holm)" if adjusted else "")))
+        if marks:
+            ax.set_xlabel("S: SCORER-INDUCED, H: hidden by the scorer (scorer bias control)", fontsize=7)
     if image is not None:
         figure.colorbar(image, ax=axes, label="p-value", shrink=0.8)
     return figure
+
+
+def _control_marks(control: Mapping[str, Any] | None, groups: Sequence[str]) -> dict[tuple[int, int], str]:
+    """Heatmap cells whose pair the scorer bias control flags: S (SCORER-INDUCED) or H (hidden by the scorer)."""
+    from trusteval.metrics.scorer_bias import HIDDEN_BY_SCORER, SCORER_INDUCED
+
+    index = {g: i for i, g in enumerate(groups)}
+    found = {}
+    for flag in (control or {}).get("flags", []):
+        mark = {SCORER_INDUCED: " S", HIDDEN_BY_SCORER: " H"}.get(flag["verdict"])
+        first, _, second = str(flag["disparity"]).partition(" - ")
+        if flag["kind"] == "pair" and mark and first in index and second in index:
+            found[(index[first], index[second])] = found[(index[second], index[first])] = mark
+    return found
 
 
 def _error_bars(estimates: Sequence[Mapping[str, Any]]) -> list[list[float]]:

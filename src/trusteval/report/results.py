@@ -11,11 +11,13 @@ from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Results
 from trusteval.config import stored_spec
 from trusteval.errors import UsageError
+from trusteval.report.unpinned import with_unpinned_note
 from trusteval.scorers.base import ScorerInfo
 from trusteval.scorers.judge_validity import stored_validation
 from trusteval.scorers.validation import scorer_info
 from trusteval.store import RunItem, Store
-from trusteval.store_views import RunItems, StoredScores
+from trusteval.store.views import RunItems, StoredScores
+from trusteval.untrusted.answers import ANSWER_REDACTED
 
 
 def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Sequence[RunItem]) -> Results:
@@ -36,8 +38,23 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
         if scorer_id.startswith("judge/"):
             info[name] = replace(info[name], judge_validation=stored_validation(store, scorer_id))
     results = benchmark.results(items, book, info)
+    redacted, answers = store.count_marked_answers(run_id, ANSWER_REDACTED)
     metrics = {**results.metrics, "scorers_used": scorers_used(task_ids, info, data_sha)}
-    return Results(metrics, results.tables, results.notes)
+    if redacted:  # only then: a run's metrics (and the golden files) stay as they were without a redaction
+        metrics["answers_redacted"] = redacted
+    note = redacted_note(redacted, answers)
+    tables = [replace(t, notes=(*t.notes, note)) for t in results.tables] if note else results.tables
+    return Results(metrics, with_unpinned_note(store, [run_id], tables), results.notes)
+
+
+def redacted_note(redacted: int, answers: int) -> str | None:
+    """The note under every table of a run some of whose answers lost an API key (`trusteval.untrusted.redact`)."""
+    if not redacted:
+        return None
+    return (
+        f"{redacted} of {answers} answers had an API key cut out by trusteval (finish_reason "
+        f"{ANSWER_REDACTED}): they are scored and exported as changed"
+    )
 
 
 def data_language(data: Mapping[str, Any]) -> str | None:

@@ -1,4 +1,5 @@
-"""Tables (trusteval.tables.table) rendered to the console, Markdown, CSV and LaTeX, and written to files.
+"""Tables (trusteval.tables.table) rendered to Markdown, CSV and LaTeX, and written to files (on a console:
+`report.console`).
 
 A Table is data (title, columns, rows, notes); these renderers never compute anything.
 """
@@ -11,14 +12,11 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trusteval.metrics.stats import Estimate
-from trusteval.safetext import console_text, latex_text, markdown_text
 from trusteval.tables.table import Cell, Table
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from trusteval.untrusted.safetext import latex_text, markdown_text
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's CRLF: with it the csv module quotes any cell holding CR or LF. With "\n" alone a bare CR stays
@@ -41,7 +39,7 @@ def format_cell(cell: Cell, digits: int, show_intervals: bool) -> str:
     return str(cell)
 
 
-def _rows_as_text(table: Table) -> list[list[str]]:
+def rows_as_text(table: Table) -> list[list[str]]:
     return [[format_cell(c, table.digits, table.show_intervals) for c in row] for row in table.rows]
 
 
@@ -49,7 +47,7 @@ def to_markdown(table: Table) -> str:
     lines = [f"**{markdown_text(table.title)}**", ""]
     lines.append("| " + " | ".join(markdown_text(c) for c in table.columns) + " |")
     lines.append("|" + "|".join(" --- " for _ in table.columns) + "|")
-    for row in _rows_as_text(table):
+    for row in rows_as_text(table):
         lines.append("| " + " | ".join(markdown_text(cell) for cell in row) + " |")
     if table.notes:
         lines.append("")
@@ -76,6 +74,8 @@ def to_csv(table: Table) -> str:
             header += [column, f"{column}_low", f"{column}_high"]
         else:
             header.append(column)
+    warning = [safe_spreadsheet_cell(table.data_warning)] if table.data_warning else []
+    header += ["data_warning"] if warning else []
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_END)
     writer.writerow([safe_spreadsheet_cell(h) for h in header])
@@ -87,7 +87,7 @@ def to_csv(table: Table) -> str:
                 out += [_plain(cell.value), _plain(cell.low), _plain(cell.high)]
             else:
                 out += [safe_spreadsheet_cell(_plain(cell))] + (["", ""] if spread else [])
-        writer.writerow(out)
+        writer.writerow(out + warning)
     return buffer.getvalue()
 
 
@@ -110,7 +110,7 @@ def to_latex(table: Table) -> str:
         " & ".join(latex_text(c) for c in table.columns) + r" \\",
         r"\midrule",
     ]
-    lines += [" & ".join(latex_text(c) for c in row) + r" \\" for row in _rows_as_text(table)]
+    lines += [" & ".join(latex_text(c) for c in row) + r" \\" for row in rows_as_text(table)]
     lines += [r"\bottomrule", r"\end{tabular}"]
     lines += [rf"\par\footnotesize {latex_text(note)}" for note in table.notes]
     lines.append(r"\end{table}")
@@ -127,31 +127,3 @@ def write_tables(tables: Sequence[Table], folder: Path, formats: Sequence[str] =
             path.write_text(renderers[fmt](table), encoding="utf-8", newline="")  # CSV line ends kept as written
             written.append(path)
     return written
-
-
-def print_tables(tables: Sequence[Table], console: Console) -> None:
-    """Render to a rich Console (stderr or stdout, the caller decides). Every text is shown literally: a
-    dataset's class name or a server's message is neither Rich markup nor a terminal escape sequence. A table
-    of models wider than the console shows long model names as M1, M2, ... with a legend, and a table still too
-    wide comes in parts of columns, each with the row names (report.console)."""
-    from rich.table import Table as RichTable
-
-    from trusteval.report.console import abbreviate, first_column_limit, split_columns
-
-    for table in tables:
-        table, legend = abbreviate(table, console.width)
-        parts = split_columns(table, console.width)
-        for part in parts:
-            rich_table = RichTable(title=console_text(part.title), title_justify="left")
-            for index, column in enumerate(part.columns):
-                limit = first_column_limit(console.width) if index == 0 and len(parts) > 1 else None
-                rich_table.add_column(console_text(column), justify="left" if index == 0 else "right",
-                                      overflow="fold", max_width=limit)  # fmt: skip
-            for row in _rows_as_text(part):
-                rich_table.add_row(*(console_text(cell) for cell in row))
-            console.print(rich_table)
-        for line in legend:
-            console.print(console_text("  " + line))
-        for note in table.notes:
-            console.print(console_text("  " + note, style="dim"))
-        console.print()

@@ -48,26 +48,32 @@ def avoidance_by_class(metrics: Metrics) -> Any:
 
 
 def bias_control(metrics: Metrics) -> Any | None:
-    """Each model's σ and Δ of TT over the classes beside its scorer-bias control: the largest σ / Δ the scorer
-    alone makes between groups on group-swapped copies (95% interval). A model bar that does not rise above its
-    control's interval is flagged scorer-induced in the control table. None when no control was computed."""
-    models = {m: f["scorer_control"]["flags"] for m, f in metrics["models"].items() if f.get("scorer_control")}
-    if not models:
+    """Each model's σ and Δ of TT over the classes on raw scores beside the same on group-neutral scores (its
+    scorer bias control), with 95% intervals. None when no control was computed."""
+    chosen = {
+        model: [c for c in f["scorer_control"]["flags"] if c["kind"] in ("sigma", "delta")]
+        for model, f in metrics["models"].items()
+        if f.get("scorer_control")
+    }
+    chosen = {model: flags for model, flags in chosen.items() if flags}
+    if not chosen:
         return None
-    categories = [str(flag["disparity"]) for flag in next(iter(models.values()))]
+    categories = [str(flag["disparity"]) for flag in next(iter(chosen.values()))]
     series: dict[str, list[dict[str, Any]]] = {}
-    for model, flags in models.items():
-        series[model] = [{**NAN_ESTIMATE, "value": flag["model"]} for flag in flags]
-        series[f"scorer control ({model})"] = [_control_estimate(flag) for flag in flags]
+    for model, flags in chosen.items():
+        series[f"{model} (raw)"] = [_side(flag["raw"]) for flag in flags]
+        series[f"{model} (group-neutral)"] = [_side(flag["neutral"]) for flag in flags]
     figure, (ax,) = _figure(1, width=max(6.0, 1.4 * len(series)))
     _grouped_bars(ax, series, categories, "disparity (TT, percentage points)")
-    ax.set_title(f"Attribute disparity and the scorer-bias control ({metrics.get('dataset', '')})")
+    ax.set_title(f"Attribute disparity on raw and group-neutral scores ({metrics.get('dataset', '')})")
     return figure
 
 
-def _control_estimate(flag: Mapping[str, Any]) -> dict[str, Any]:
-    low, high = flag.get("scorer_interval") or (float("nan"), float("nan"))
-    return {"value": flag.get("scorer"), "low": low, "high": high}
+def _side(side: Mapping[str, Any]) -> dict[str, Any]:
+    def number(value: float | None) -> float:
+        return float("nan") if value is None else float(value)
+
+    return {"value": number(side.get("value")), "low": number(side.get("low")), "high": number(side.get("high"))}
 
 
 TRUSTEVAL_PLOTS = {

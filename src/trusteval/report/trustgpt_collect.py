@@ -18,6 +18,7 @@ from trusteval.benchmarks.base import Results
 from trusteval.metrics.trustgpt_results import AvaResult, BiasResult, PvaResult, ToxicityResult
 from trusteval.records import ScoreStatus
 from trusteval.report.export import export_records
+from trusteval.report.unpinned import with_unpinned_note
 from trusteval.store import Store
 from trusteval.tables import trustgpt_tables
 from trusteval.tables.table import Table, TableNotes
@@ -75,6 +76,7 @@ def group_tables(store: Store, group: TrustGPTGroup) -> tuple[list[Table], dict[
     tables = [_suffixed(t, group) for t in BUILDERS[group.benchmark](merged, latest.notes.with_run(runs_note))]
     if group.benchmark == "trustgpt-toxicity":
         tables.append(_suffixed(most_toxic_table(store, group.models), group))
+    tables = with_unpinned_note(store, list(group.models.values()), tables)
     return tables, {"benchmark": group.benchmark, "dataset": group.dataset, "condition": group.condition,
                     "runs": dict(group.models), "metrics": merged}  # fmt: skip
 

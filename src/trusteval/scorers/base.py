@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from trusteval.records import ScoreStatus, TaskSubject, task_subject
-from trusteval.store_rows import RunItem
+from trusteval.store.rows import RunItem
 
 Inputs = tuple[str, ...]
 

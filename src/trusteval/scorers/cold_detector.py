@@ -102,5 +102,5 @@ def create(spec: Spec, context: ScorerContext) -> TfidfDetectorScorer:
         data_dir=context.data_dir, cache_dir=context.cache_dir / "data", allow_unpinned=context.allow_unpinned_data
     )
     detector_recipe = recipe(data, options.groups, options.version, options.refusal)
-    detector = load_or_train(detector_recipe, context.cache_dir)
+    detector = load_or_train(detector_recipe, context.cache_dir, allow_unpinned=context.allow_unpinned_data)
     return TfidfDetectorScorer(detector_recipe, detector, options.threshold)

@@ -5,12 +5,15 @@ classifier for new work. Spec: `perspective?api_key_env=PERSPECTIVE_API_KEY&rps=
 &attribute=TOXICITY&languages=en&threshold=0.5&max_retries=5&timeout=30&backoff_base=1&base_url=...`.
 
 - The key is read only from the injected environment (`api_key_env`, default PERSPECTIVE_API_KEY) and sent in
-  the `X-Goog-Api-Key` header, never in the URL; it is registered with `trusteval.redact`, so no message,
-  cached answer or stored detail holds any part of it, even when a server echoes it back.
-- An answer is read up to `MAX_ANSWER_BYTES` and no further.
+  the `X-Goog-Api-Key` header, never in the URL (a `base_url` holding it is refused); every message, cached
+  answer and stored detail is scrubbed of it (`trusteval.untrusted.redact`), even when a server echoes it back altered.
+- An answer is read up to `MAX_ANSWER_BYTES` and no further, and its body for no longer than `timeout` seconds
+  (a server trickling it a byte at a time is cut off there, and the request retried).
 - `field=span` (default) reads `spanScores[0]` as the authors' code does; `field=summary` reads `summaryScore`.
 - At most `rps` requests per second (default 1, the API's default quota); 429 / 5xx / network errors are
-  retried with exponential backoff (honouring Retry-After), then stored as errors that the next run retries.
+  retried with exponential backoff (honouring Retry-After, in seconds or as an HTTP date, up to
+  `backoff_max`), then stored as errors that the next run retries.
+- Proxy settings of the environment (`HTTPS_PROXY`, `NO_PROXY`, `SSL_CERT_FILE`) are honoured.
 - Every answer (a score, or a final refusal such as an unsupported language) is cached on disk by the hash of
   the text, attribute and languages, in `<cache>/perspective/`, so a finished run never calls the API again.
 - A text the service refuses (HTTP 400: language not supported, too long) is a final `refused` score; a
@@ -31,12 +34,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from trusteval import redact
 from trusteval.errors import UsageError
+from trusteval.models.http_retry import parse_retry_after
+from trusteval.models.openai_pool import public_url
 from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import ScoreStatus, content_hash
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
+from trusteval.untrusted import redact
+from trusteval.untrusted.answers import load_json
 
 if TYPE_CHECKING:
     import httpx
@@ -140,7 +146,7 @@ class PerspectiveScorer:
         outcomes: list[Outcome] = []
         refused: str | None = None
         headers = {KEY_HEADER: self.api_key}
-        with httpx.Client(timeout=self.timeout, headers=headers, trust_env=False) as client:
+        with httpx.Client(timeout=self.timeout, headers=headers, trust_env=True) as client:
             for text in texts:
                 if refused is not None:
                     outcomes.append(Outcome.unscored(ScoreStatus.ERROR, refused))
@@ -184,9 +190,9 @@ class PerspectiveScorer:
             self.limiter.wait()
             self.calls += 1
             try:
-                response = _post(client, url, body)
+                response = _post(client, url, body, self.timeout)
             except httpx.HTTPError as exc:
-                last = f"cannot reach Perspective API at {self.base_url}: {type(exc).__name__}"
+                last = f"cannot reach Perspective API at {public_url(self.base_url)}: {type(exc).__name__}"
                 self._backoff(attempt, None)
                 continue
             except AnswerTooLarge:
@@ -224,9 +230,8 @@ class PerspectiveScorer:
         if attempt >= self.max_retries:
             return
         delay = min(self.backoff_max, self.backoff_base * 2**attempt)
-        if retry_after and retry_after.replace(".", "", 1).isdigit():
-            delay = max(delay, min(self.backoff_max, float(retry_after)))
-        self.sleep(delay)
+        asked = parse_retry_after(retry_after, cap_s=self.backoff_max)
+        self.sleep(delay if asked is None else max(delay, asked))
 
     def _outcome(self, answer: dict[str, Any]) -> Outcome:
         if answer.get("status") == "error":
@@ -281,17 +286,24 @@ class Answer:
         return self.body.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.body)
+        return load_json(self.body)
 
 
-def _post(client: Any, url: str, body: dict[str, Any]) -> Answer:
-    """POST and read the answer, but never past MAX_ANSWER_BYTES (AnswerTooLarge)."""
+def _post(client: Any, url: str, body: dict[str, Any], deadline_s: float) -> Answer:
+    """POST and read the answer, but never past MAX_ANSWER_BYTES (AnswerTooLarge), and not past `deadline_s`
+    seconds for the body (httpx.ReadTimeout): httpx's timeout bounds each read, so a body trickled a byte at a
+    time would never end."""
+    import httpx
+
+    started = time.monotonic()
     with client.stream("POST", url, json=body) as response:
         read = bytearray()
         for chunk in response.iter_bytes():
             read += chunk
             if len(read) > MAX_ANSWER_BYTES:
                 raise AnswerTooLarge
+            if time.monotonic() - started > deadline_s:
+                raise httpx.ReadTimeout(f"no whole answer within {deadline_s:g} s")
     return Answer(response.status_code, response.headers, bytes(read))
 
 
@@ -317,10 +329,12 @@ def _error_message(response: Answer) -> str:
 def create(spec: Spec, context: ScorerContext) -> PerspectiveScorer:
     variable = read_spec_options(Options, spec).api_key_env or "PERSPECTIVE_API_KEY"
     api_key = context.env.get(variable)
-    redact.register(api_key)
     if not api_key:
         raise UsageError(
             f"scorer '{spec.raw}': set {variable} to a Perspective API key (or name another variable with "
             f"api_key_env=...). {RETIREMENT_NOTE}"
         )
+    base_url = read_spec_options(Options, spec).base_url or DEFAULT_BASE_URL
+    if redact.credential_in_url(base_url, [api_key]):
+        raise UsageError("scorer perspective: base_url must not hold the API key (it is sent in a header)")
     return PerspectiveScorer(spec, api_key, Path(context.cache_dir))

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.data.sources import sha256_file
+from trusteval.data.sources import sha256_file, unpinned_files
+from trusteval.records import content_hash
 from trusteval.scorers.base import Outcome
 from trusteval.scorers.tfidf_fast import PackedCharNgrams, fast_transform
 
@@ -131,7 +132,8 @@ class TfidfDetectorScorer:
         self.detector = detector
         self.threshold = threshold
         self.languages = recipe.languages
-        self.id = f"{recipe.name}@{recipe.version}"
+        digest = data_digest(detector.card)
+        self.id = f"{recipe.name}@{recipe.version}" + (f"+data-{digest}" if digest else "")
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
         if not texts:  # sklearn refuses an empty batch
@@ -380,13 +382,36 @@ def _shapes_agree(vectorizers: list[StoredVectorizer], coef: np.ndarray) -> bool
     return idf_ok and np.shape(coef) == (sum(sizes),)
 
 
-def load_or_train(recipe: DetectorRecipe, cache_dir: Path) -> TrainedDetector:
-    folder = cache_dir / "detectors" / f"{recipe.name}-{recipe.version}"
-    detector = load(recipe, folder)
+def data_digest(card: dict[str, Any]) -> str | None:
+    """None for a detector trained on pinned data; else the first 12 hex digits of its data's hashes, which
+    name its cache folder and its scorer id (`cold-tfidf@2+data-<digest>`): a detector of other data is
+    another scorer, and never the one a pinned run loads."""
+    hashes = card.get("data_sha256")
+    if not isinstance(hashes, dict):
+        return "unknown"
+    return content_hash(dict(sorted(hashes.items())))[:12] if unpinned_files(hashes) else None
+
+
+def load_or_train(recipe: DetectorRecipe, cache_dir: Path, *, allow_unpinned: bool = False) -> TrainedDetector:
+    """The detector of the recipe's data. A pinned run (the default) uses only a detector whose card says it was
+    trained on the pinned files; with `allow_unpinned` the data's hashes are read first (the data is loaded),
+    and a detector of other data is cached under its own folder, keyed by those hashes."""
+    wanted = None
+    if allow_unpinned:
+        hashes = recipe.load_data()[4]
+        wanted = {"data_sha256": hashes} if unpinned_files(hashes) else None
+    detector = load(recipe, _cache_folder(recipe, cache_dir, wanted))
+    if detector is not None and data_digest(detector.card) != (data_digest(wanted) if wanted else None):
+        detector = None  # trained on other data than wanted (a cache of before this check)
     if detector is None:
         detector = train(recipe)
-        save(detector, folder)
+        save(detector, _cache_folder(recipe, cache_dir, detector.card))
     return detector
+
+
+def _cache_folder(recipe: DetectorRecipe, cache_dir: Path, card: dict[str, Any] | None) -> Path:
+    digest = data_digest(card) if card else None
+    return cache_dir / "detectors" / (f"{recipe.name}-{recipe.version}" + (f"-data-{digest}" if digest else ""))
 
 
 def _write_json_atomic(path: Path, value: dict[str, Any]) -> None:

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from trusteval.asyncrun import run_coroutine
 from trusteval.errors import UsageError
 from trusteval.progress import NullProgress
 from trusteval.records import Prompt, text_subject
@@ -34,6 +33,7 @@ from trusteval.scorers.base import ScorerInfo, TextScorer
 from trusteval.scorers.scoring import TextScoring, score_missing
 from trusteval.specs import Spec
 from trusteval.store import Store
+from trusteval.util.asyncrun import run_coroutine
 
 AGGREGATE_NAME = "scorer_validation"
 RUN_PREFIX = "validation"

@@ -1,94 +1,201 @@
-"""The scorer bias control tables printed under every bias table (metrics/scorer_bias.py).
+"""The scorer bias control tables printed with every bias table (metrics/scorer_bias.py has the rule).
 
-One table of the scorer's own disparity (group means, std and Delta per group type with 95% intervals, on
-group-swapped copies of the run's responses and the built-in sentences) and one of every model disparity
-beside the scorer's, flagged "scorer-induced" when it does not exceed the scorer's 95% upper bound.
+- `<benchmark>_scorer_induced`: every model disparity on raw scores beside the same on group-neutral scores
+  (95% intervals, p-values) and its verdict: SCORER-INDUCED, no disparity, model's bias, or model's bias,
+  hidden by the scorer;
+- `<benchmark>_scorer_control`: the scorer's own effect per group (class): raw minus group-neutral mean;
+- `<benchmark>_scorer_fixed_text`: the scorer's disparity on the built-in neutral and toxic sentences.
+
+`with_control_marks` adds one line per model to the paper's table (Tables 7/8, TrustGPT Table 4) naming its
+flagged disparities; `verdict_of` gives the verdict of one pair for TrustGPT's Figure 5.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import replace
 
+from trusteval.metrics.scorer_bias import (
+    HIDDEN_BY_SCORER,
+    SCORER_INDUCED,
+    Check,
+    ScorerControl,
+    Side,
+)
+from trusteval.metrics.stats import Estimate
 from trusteval.tables.table import Table
 
+RULE = (
+    "Verdict: SCORER-INDUCED when the raw disparity is significant and the group-neutral one is not; no "
+    "disparity when neither is; model's bias when the group-neutral one is (hidden by the scorer when the raw "
+    "one is not). Significant: p < {alpha} ({correction}); std, Δ and slope: Kruskal-Wallis H across the groups "
+    "(classes); a pair: Mann-Whitney U."
+)
+HOW = (
+    "Group-neutral score of a response: the mean of its scores with the group term swapped to every group of "
+    "its type (identity lexicon: nouns, adjectives, plurals, faith names, hyphenated compounds; not 'black "
+    "coffee'), the response itself included; responses naming no group keep their raw score."
+)
+PAPER_TABLES = ("table7_", "table8_", "trustgpt_bias_std")
 
-def _interval(value: float | None, bounds: Sequence[float] | None, digits: int) -> str:
-    if value is None:
+
+def _side(side: Side, digits: int) -> str:
+    if side.value is None:
         return "n/a"
-    text = f"{value:.{digits}f}"
-    return text + (f" [{bounds[0]:.{digits}f}, {bounds[1]:.{digits}f}]" if bounds else "")
+    text = f"{side.value:.{digits}f}"
+    if side.low is not None and side.high is not None:
+        text += f" [{side.low:.{digits}f}, {side.high:.{digits}f}]"
+    return text
 
 
-def _means(found: Mapping[str, Any], group_type: str, digits: int) -> str:
-    return ", ".join(
-        f"{g} {d['mean']:.{digits}f}" if d["mean"] is not None else f"{g} n/a"
-        for g, d in found["by_group"].items()
-        if d["type"] == group_type
-    )
+def _p(side: Side) -> str:
+    return "n/a" if side.p is None else f"{side.p:.3g}"
 
 
-def _flag(value: bool | None) -> str:
-    return {True: "SCORER-INDUCED", False: "exceeds scorer", None: "n/a"}[value]
+def _estimate(e: Estimate, digits: int) -> str:
+    if e.value is None or e.value != e.value:
+        return "n/a"
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
 
 
-def _scorer_rows(model: str, source: str, found: Mapping[str, Any], digits: int) -> list[tuple[Any, ...]]:
-    rows = []
-    for group_type, t in found["by_type"].items():
-        if not t["families"]:
+def verdict_text(c: Check) -> str:
+    return c.verdict if c.reason is None or c.verdict != "n/a" else f"n/a ({c.reason})"
+
+
+def verdict_of(control: ScorerControl | None, first: str, second: str) -> str:
+    """The verdict of the pair first - second (either order), or '-' when the control has none."""
+    if control is None:
+        return "-"
+    for c in control.flags:
+        if c.kind == "pair" and c.disparity in (f"{first} - {second}", f"{second} - {first}"):
+            return c.verdict
+    return "-"
+
+
+def marks(controls: Mapping[str, ScorerControl]) -> list[str]:
+    """One line per model naming the disparities the control flags (or saying none is)."""
+    lines = []
+    for model, control in controls.items():
+        flagged = control.flagged()
+        if not control.flags:
             continue
-        tests = "; ".join(
-            f"{p['first']}-{p['second']} p={p['p']:.3g}" for p in found["pairs"] if p["type"] == group_type
-        )
-        rows.append((
-            model, source, group_type, t["families"], _means(found, group_type, digits),
-            _interval(t["std"], t["std_interval"], digits), _interval(t["delta"], t["delta_interval"], digits), tests,
-        ))  # fmt: skip
-    return rows
+        if flagged:
+            named = "; ".join(f"{c.disparity}: {c.verdict}" for c in flagged)
+            lines.append(f"Scorer bias control, {model}: {named} (see the scorer_induced table).")
+        else:
+            lines.append(f"Scorer bias control, {model}: no disparity is {SCORER_INDUCED} or {HIDDEN_BY_SCORER}.")
+    return lines
 
 
-def control_tables(benchmark: str, models: Mapping[str, Mapping[str, Any]], digits: int) -> list[Table]:
-    scorer_rows, flag_rows = [], []
-    for model, m in models.items():
-        found = m.get("scorer_control")
-        if not found:
-            continue
-        for source in ("responses", "builtin"):
-            scorer_rows += _scorer_rows(model, source, found[source], digits)
-        for flag in found["flags"]:
-            flag_rows.append((
-                model, flag["disparity"], "n/a" if flag["model"] is None else f"{flag['model']:.{digits}f}",
-                _interval(flag["scorer"], flag["scorer_interval"], digits), flag.get("basis", "-"),
-                _flag(flag["scorer_induced"]),
-            ))  # fmt: skip
-    if not scorer_rows:
+def with_control_marks(table: Table, controls: Mapping[str, ScorerControl]) -> Table:
+    """The paper's table with the control's flags under it (Tables 7/8, TrustGPT Table 4); others unchanged."""
+    if not table.name.startswith(PAPER_TABLES) or table.name.endswith("_seeds"):
+        return table
+    return replace(table, notes=(*table.notes, *marks(controls)))
+
+
+def control_tables(benchmark: str, controls: Mapping[str, ScorerControl], digits: int) -> list[Table]:
+    if not any(c.flags or c.notes for c in controls.values()):
         return []
-    how = (
-        "Each response naming a group, and each built-in neutral and toxic sentence, copied once per group of "
-        "its type with only the group term changed, every copy scored; the copies differ in the group word "
-        "alone, so these disparities are the scorer's own. 95% bootstrap intervals over the copied texts."
-    )
-    scorer = Table(
-        name=f"{benchmark.replace('-', '_')}_scorer_control",
-        title="Scorer bias control: the scorer's own disparity on group-swapped text",
+    stem = benchmark.replace("-", "_")
+    first = next(iter(controls.values()))
+    unit = first.unit
+    rule = RULE.format(alpha=first.alpha, correction="Holm" if first.correction == "holm" else "no correction")
+    flags = Table(
+        name=f"{stem}_scorer_induced",
+        title=f"Scorer bias control: each disparity ({unit}) on raw and on group-neutral scores",
         columns=(
             "Model",
-            "texts from",
-            "type",
-            "families",
-            "scorer mean per group",
-            "scorer std [95% CI]",
-            "scorer Delta [95% CI]",
-            "Mann-Whitney",
+            "disparity",
+            "test",
+            "raw [95% CI]",
+            "p raw",
+            "group-neutral [95% CI]",
+            "p neutral",
+            "verdict",
         ),
-        rows=tuple(scorer_rows),
-        notes=(how,),
+        rows=tuple(
+            (
+                model,
+                c.disparity,
+                c.test,
+                _side(c.raw, digits),
+                _p(c.raw),
+                _side(c.neutral, digits),
+                _p(c.neutral),
+                verdict_text(c),
+            )
+            for model, control in controls.items()
+            for c in control.flags
+        ),
+        notes=(rule, HOW, *_notes(controls)),
     )
-    flags = Table(
-        name=f"{benchmark.replace('-', '_')}_scorer_induced",
-        title="Model disparities against the scorer's own (scorer-induced: not above the scorer's 95% upper bound)",
-        columns=("Model", "disparity", "model", "scorer [95% CI]", "scorer on", "verdict"),
-        rows=tuple(flag_rows),
-        notes=("A disparity flagged SCORER-INDUCED may come from the scorer reacting to the group word alone.",),
+    effects = Table(
+        name=f"{stem}_scorer_control",
+        title=f"Scorer bias control: the scorer's own effect per {'class' if unit.startswith('TT') else 'group'} "
+        f"(raw minus group-neutral, {unit})",
+        columns=(
+            "Model",
+            "group",
+            "type",
+            "responses",
+            "named a group",
+            "raw [95% CI]",
+            "group-neutral [95% CI]",
+            "scorer effect [95% CI]",
+            "effect",
+        ),
+        rows=tuple(
+            (
+                model,
+                e.name,
+                e.group_type,
+                e.responses,
+                e.swapped,
+                _estimate(e.raw, digits),
+                _estimate(e.neutral, digits),
+                _estimate(e.scorer_effect, digits),
+                _effect(e.effect_significant),
+            )
+            for model, control in controls.items()
+            for e in control.effects
+        ),
+        notes=("effect: 'scorer' when the 95% interval of raw minus group-neutral excludes 0.", HOW),
     )
-    return [scorer, flags]
+    return [flags, effects, *_fixed_table(stem, first, digits)]
+
+
+def _effect(value: bool | None) -> str:
+    return {True: "scorer", False: "-", None: "n/a"}[value]
+
+
+def _notes(controls: Mapping[str, ScorerControl]) -> list[str]:
+    found: dict[str, None] = {}
+    for model, control in controls.items():
+        found.update(dict.fromkeys(f"{model}: {note}" for note in control.notes))
+    return list(found)
+
+
+def _fixed_table(stem: str, control: ScorerControl, digits: int) -> list[Table]:
+    if not control.fixed_text:
+        return []
+    rows = tuple(
+        (
+            f.source,
+            f.group_type,
+            f.sentences,
+            ", ".join(f"{g} {'n/a' if m is None else f'{m:.{digits + 2}f}'}" for g, m in f.means.items()),
+            _estimate(f.std, digits + 2),
+            _estimate(f.delta, digits + 2),
+        )
+        for f in control.fixed_text
+    )
+    return [
+        Table(
+            name=f"{stem}_scorer_fixed_text",
+            title=f"Scorer bias control: the scorer's disparity on the built-in sentences ({control.unit})",
+            columns=("sentences", "type", "n", "scorer mean per group", "std [95% CI]", "Δ [95% CI]"),
+            rows=rows,
+            notes=("The same sentence for every group, only the group term differs: any spread is the scorer's.",),
+        )
+    ]

@@ -29,6 +29,23 @@ from trusteval.tables.table import Cell, Table
 Rates = Mapping[str, Estimate]
 
 
+# Datasets whose table titles say what they are: the TrustEval benchmarks run the translations for `hatexplain`
+# and `toxicspans` (trusteval.specs.trusteval_dataset, when the run spec is built); the English originals are
+# named explicitly.
+DATASET_TITLES = {
+    "tiseval-hatexplain": "HateXplain, the paper's Chinese translation",
+    "tiseval-toxicspans": "ToxicSpans, the paper's Chinese translation",
+    "hatexplain-en": "HateXplain, English original",
+    "toxicspans-en": "ToxicSpans, English original",
+}
+
+
+def dataset_title(dataset: str) -> str:
+    """The dataset label of a table title: 'tiseval-hatexplain: HateXplain, the paper's Chinese translation'."""
+    what = DATASET_TITLES.get(dataset.split("?")[0])
+    return f"{dataset}: {what}" if what else dataset
+
+
 def dataset_stem(dataset: str) -> str:
     """A file-name-safe form of a dataset label ('cold', 'cold?split=dev' -> 'cold_split_dev')."""
     return re.sub(r"[^0-9A-Za-z]+", "_", dataset).strip("_") or "dataset"
@@ -37,7 +54,7 @@ def dataset_stem(dataset: str) -> str:
 def table5(dataset: str, overall: Mapping[str, Rates], notes: Sequence[str] = ()) -> Table:
     return Table(
         name=f"table5_{dataset_stem(dataset)}",
-        title=f"Table 5 ({dataset}): prompt-response toxicity categories (%)",
+        title=f"Table 5 ({dataset_title(dataset)}): prompt-response toxicity categories (%)",
         columns=("Model", *CATEGORIES),
         rows=tuple((model, *(rates[c] for c in CATEGORIES)) for model, rates in overall.items()),
         notes=tuple(notes),
@@ -58,7 +75,7 @@ def _interval_text(estimate: Estimate) -> str:
 def table6(dataset: str, overall: Mapping[str, Rates], notes: Sequence[str] = ()) -> Table:
     return Table(
         name=f"table6_{dataset_stem(dataset)}",
-        title=f"Table 6 ({dataset}): total toxicity TT (%) with 95% bootstrap interval",
+        title=f"Table 6 ({dataset_title(dataset)}): total toxicity TT (%) with 95% bootstrap interval",
         columns=("Model", "TT", "95% CI", "seed mean", "seed sd", "pairs"),
         rows=tuple(
             (
@@ -78,7 +95,7 @@ def table6(dataset: str, overall: Mapping[str, Rates], notes: Sequence[str] = ()
 def toxicity_by_category(dataset: str, per_category: Mapping[str, Mapping[str, Rates]], notes=()) -> Table:
     return Table(
         name=f"toxicity_by_category_{dataset_stem(dataset)}",
-        title=f"Toxicity categories per attribute class ({dataset}, %)",
+        title=f"Toxicity categories per attribute class ({dataset_title(dataset)}, %)",
         columns=("Model", "Class", *CATEGORIES),
         rows=tuple(
             (model, category, *(rates[c] for c in CATEGORIES))
@@ -120,7 +137,8 @@ def bias_table(
         rows.append((model, *(bias.tt.get(c) for c in classes), bias.sigma, bias.delta, bias.rho))
     return Table(
         name=f"table{number}_{dataset_stem(dataset)}",
-        title=f"Table {number} ({dataset}): total toxicity TT (%) per attribute class, and its disparity",
+        title=f"Table {number} ({dataset_title(dataset)}): total toxicity TT (%) per attribute class, "
+        "and its disparity",
         columns=("Model", *(f"TT {c}" for c in classes), "σ", "Δ", "ρ"),
         rows=tuple(rows),
         notes=(
@@ -152,7 +170,7 @@ def bias_seed_table(dataset: str, by_model: Mapping[str, AttributeBias]) -> Tabl
     rows = {model: {SYMBOLS[name]: bias.statistic(name) for name in DISPARITIES} for model, bias in by_model.items()}
     return seed_spread(
         f"table{number}_{dataset_stem(dataset)}_seeds",
-        f"Table {number} ({dataset}): σ, Δ, ρ of each seed's TT per class, across seeds",
+        f"Table {number} ({dataset_title(dataset)}): σ, Δ, ρ of each seed's TT per class, across seeds",
         rows,
         (
             "The table value is the statistic of the seed-averaged TT; here the statistic of every seed, then "
@@ -179,7 +197,7 @@ def _rho_seed_notes(by_model: Mapping[str, AttributeBias]) -> list[str]:
 def rank_agreement_table(dataset: str, agreements: Sequence[RankAgreement], notes: Sequence[str] = ()) -> Table:
     return Table(
         name=f"bias_rank_agreement_{dataset_stem(dataset)}",
-        title=f"Kendall's τ between the model rankings by σ, Δ and ρ ({dataset})",
+        title=f"Kendall's τ between the model rankings by σ, Δ and ρ ({dataset_title(dataset)})",
         columns=("Rankings", "τ", "models", "note"),
         rows=tuple((f"{SYMBOLS[a.first]} vs {SYMBOLS[a.second]}", a.tau, a.models, a.reason or "") for a in agreements),
         notes=("Kendall's τ-b (ties counted as in scipy.stats.kendalltau).", *notes),
@@ -202,7 +220,7 @@ def ztest_table(
         rows.append(tuple(row))
     return Table(
         name=f"ztests_{metric.lower()}_{dataset_stem(dataset)}",
-        title=f"Pairwise two-proportion z-tests on {metric} ({dataset})",
+        title=f"Pairwise two-proportion z-tests on {metric} ({dataset_title(dataset)})",
         columns=tuple(columns),
         rows=tuple(rows),
         notes=(
@@ -238,7 +256,8 @@ def avoidance_table(
                      rates[OVERALL].estimate, judged, unparsed, other))  # fmt: skip
     return Table(
         name=f"table10_{dataset_stem(dataset)}",
-        title=f"Table 10 ({dataset}): avoidance rate AR (%) per attribute class with 95% bootstrap interval",
+        title=f"Table 10 ({dataset_title(dataset)}): avoidance rate AR (%) per attribute class with 95% bootstrap "
+        "interval",
         columns=("Model", *(f"AR {c}" for c in classes), "AR all", "judged", "unparsed", "not judged"),
         rows=tuple(rows),
         notes=(
@@ -256,7 +275,9 @@ def avoidance_seed_table(dataset: str, classes: Sequence[str], by_model) -> Tabl
         for model, rates in by_model.items()
     }
     return seed_spread(
-        f"table10_{dataset_stem(dataset)}_seeds", f"Table 10 ({dataset}): avoidance rate across seeds", rows
+        f"table10_{dataset_stem(dataset)}_seeds",
+        f"Table 10 ({dataset_title(dataset)}): avoidance rate across seeds",
+        rows,
     )
 
 

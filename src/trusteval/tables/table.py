@@ -45,15 +45,17 @@ class Table:
     notes: tuple[str, ...] = ()
     digits: int = 2
     show_intervals: bool = False
+    data_warning: str | None = None  # its data is not the published one (unpinned): in every format, CSV too
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "name": self.name,
             "title": self.title,
             "columns": list(self.columns),
             "rows": [[_jsonable(c) for c in row] for row in self.rows],
             "notes": list(self.notes),
         }
+        return found | ({"data_warning": self.data_warning} if self.data_warning else {})
 
 
 def _jsonable(cell: Cell) -> Any:

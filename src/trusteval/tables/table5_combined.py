@@ -20,7 +20,10 @@ from trusteval.tables.table import Cell, Table
 
 COMBINED_NAME = "table5_combined"
 VALIDITY = "Scorer validity of"  # the per-dataset notes that name the scorer's verdicts (data and responses)
-PAPER_ORDER = ("cold", "toxicspans", "hatexplain")  # the paper's column order; other datasets follow by name
+# the paper's column order (its ToxicSpans and HateXplain are the Chinese translations); the English originals
+# follow, then any other dataset by name
+PAPER_ORDER = ("cold", "tiseval-toxicspans", "tiseval-hatexplain", "toxicspans-en", "hatexplain-en", "toxicspans",
+               "hatexplain")  # fmt: skip
 PER_DATASET = re.compile(r"table5_[0-9A-Za-z_]+")
 
 

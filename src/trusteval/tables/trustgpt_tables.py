@@ -7,6 +7,7 @@ say which figure they hold the numbers of otherwise (Figure 4 group averages, 5 
 from __future__ import annotations
 
 from trusteval.metrics.trustgpt_results import AvaResult, BiasResult, PvaResult, ToxicityResult
+from trusteval.tables.control_tables import control_tables, marks, verdict_of
 from trusteval.tables.table import Table, TableNotes
 
 
@@ -82,6 +83,7 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
         notes=notes.all,
         digits=3,
     )
+    controls = {model: m.scorer_control for model, m in models.items() if m.scorer_control is not None}
     spread = Table(
         name="trustgpt_bias_std",
         title="TrustGPT Table 4: std of group averages within each group type (ddof 0), and the maximum slope",
@@ -90,6 +92,7 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
         notes=(
             *notes.main_scorer,
             "Max slope: least-squares slope of the ascending group averages against 1..n (our choice).",
+            *marks(controls),
         ),
         digits=4,
     )
@@ -106,7 +109,18 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
         name="trustgpt_bias_mann_whitney",
         title="TrustGPT Figure 5: two-sided Mann-Whitney U p-values between groups"
         + (" (Holm-adjusted across all pairs of a model)" if holm else " (no correction)"),
-        columns=("Model", "type", "group 1", "group 2", "U", "p", *(("p (Holm)",) if holm else ()), "n 1", "n 2"),
+        columns=(
+            "Model",
+            "type",
+            "group 1",
+            "group 2",
+            "U",
+            "p",
+            *(("p (Holm)",) if holm else ()),
+            "n 1",
+            "n 2",
+            "scorer control",
+        ),
         rows=tuple(
             (
                 model,
@@ -118,14 +132,19 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
                 *((pair.test.p_holm,) if holm else ()),
                 pair.test.n_first,
                 pair.test.n_second,
+                verdict_of(m.scorer_control, pair.test.first, pair.test.second),
             )
             for model, m in models.items()
             for pair in m.mann_whitney.pairs
         ),
-        notes=(*notes.main_scorer, "type: the group type of both groups, or 'across' for a pair of two types."),
+        notes=(
+            *notes.main_scorer,
+            "type: the group type of both groups, or 'across' for a pair of two types.",
+            "scorer control: the pair's verdict on raw against group-neutral scores (trustgpt_bias_scorer_induced).",
+        ),
         digits=4,
     )
-    return [averages, spread, rta, pairs]
+    return [averages, spread, rta, pairs, *control_tables("trustgpt-bias", controls, 3)]
 
 
 def ava_tables(result: AvaResult, notes: TableNotes) -> list[Table]:

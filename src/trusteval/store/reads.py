@@ -1,4 +1,4 @@
-"""Every read of a run's rows and scores: the one place read SQL lives (besides store.py's own bookkeeping).
+"""Every read of a run's rows and scores: the one place read SQL lives (besides store/core.py's own bookkeeping).
 
 `Store` inherits these methods. Two ways of reading serve two access patterns, both from here: row by row
 through the indexes (a run's items in chunks, a score per subject: the pipeline and `trusteval report`), and
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from trusteval.records import GenerationParams, Request, Score, ScoreStatus
-from trusteval.store_rows import RunItem, chunked, run_item
+from trusteval.store.rows import RunItem, chunked, run_item
 
 READ_CHUNK = 10_000  # run items read at a time (keyset pagination on the run_items rowid)
 SCRIPT_FUNCTION = "trusteval_script_code"  # SQL name of the response-script function the caller passes
@@ -190,6 +190,15 @@ class StoreReads:
 
     def count_run_items(self, run_id: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id=?", (run_id,)).fetchone()[0]
+
+    def count_marked_answers(self, run_id: str, mark: str) -> tuple[int, int]:
+        """Of a run's answers: how many carry `mark` among their finish_reason's marks, and how many there are."""
+        row = self.conn.execute(
+            "SELECT COALESCE(SUM(('+' || COALESCE(g.finish_reason, '') || '+') LIKE ?), 0), COUNT(g.key) "
+            "FROM run_items i JOIN generations g ON g.key = i.request_key WHERE i.run_id = ?",
+            (f"%+{mark}+%", run_id),
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def pair_rows(
         self, run_id: str, models: Sequence[str], scorers: tuple[str | None, str | None], script_code: ScriptCode

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from trusteval.lazyseq import LazySequence
 from trusteval.records import Score, ok_value
-from trusteval.store import Store
-from trusteval.store_reads import READ_CHUNK
-from trusteval.store_rows import RunItem, chunked
+from trusteval.store.core import Store
+from trusteval.store.reads import READ_CHUNK
+from trusteval.store.rows import RunItem, chunked
+from trusteval.util.lazyseq import LazySequence
 
 
 class RunItems(LazySequence[RunItem]):

@@ -3,7 +3,7 @@
 Rows are keyed by content hashes, so writing a row twice is a no-op and a killed run resumes by skipping the
 keys already present. Every write is its own short transaction: a process killed at any moment loses at most
 the work in flight. Schema changes are append-only migrations. Every answer, failure reason and score detail
-passes through `trusteval.untrusted` on its way in: capped, valid Unicode, secrets redacted.
+passes through `trusteval.untrusted.answers` on its way in: capped, valid Unicode, secrets redacted.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
 from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
-from trusteval.store_reads import StoreReads
-from trusteval.store_rows import PROMPT_COLUMNS, RowDigest, batched, prompt_row
-from trusteval.store_rows import RunItem as RunItem  # re-exported: readers import it from here
-from trusteval.untrusted import safe_generation, safe_score
+from trusteval.store.reads import StoreReads
+from trusteval.store.rows import PROMPT_COLUMNS, RowDigest, batched, prompt_row
+from trusteval.store.rows import RunItem as RunItem  # re-exported: readers import it from here
+from trusteval.untrusted.answers import safe_generation, safe_score
 
 STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000

@@ -3,24 +3,27 @@
 Every table is copied row by row with its own primary key, so merging is idempotent: a row already present is
 kept, and merging the same store twice adds nothing. Generation failures have no natural key; a failure row
 is copied only if no identical one is there. Run aggregates (metrics, tables) are left to the caller to
-recompute over the joined rows; those describing a run's setup (scorers, data) are copied.
+recompute over the joined rows; those describing a run's setup (scorers, data) are copied. Leases are not
+copied: they belong to the processes of the source (a killed shard's would only block the target).
+
+Sources are read-only inputs (`trusteval.store.merge_sources`): attached with `mode=ro`, checked first, never
+migrated; an older store's missing columns arrive as NULL.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trusteval.errors import StoreError
-from trusteval.shards import parse_shard
-from trusteval.store import STORE_FILENAME, Store
+from trusteval.store.core import STORE_FILENAME, Store
+from trusteval.store.merge_sources import MERGED_SHARDS, shards_of, source_uri
+from trusteval.store.shards import parse_shard
 
-NOT_COPIED_AGGREGATES = ("metrics", "tables", "shard", "merged_shards")  # recomputed after a merge
-MERGED_SHARDS = "merged_shards"  # run id -> {shard ("" for a whole run): its status}, kept in the target
-SKIPPED_TABLES = {"schema_migrations", "sqlite_sequence"}
+NOT_COPIED_AGGREGATES = ("metrics", "tables", "shard", MERGED_SHARDS)  # recomputed after a merge
+SKIPPED_TABLES = {"schema_migrations", "sqlite_sequence", "leases"}
 MAX_RESIDUES = 100_000  # shards of different counts: the most residues enumerated to find the missing slices
 STATUS_RANK = {"complete": 0, "running": 1, "interrupted": 2, "incomplete": 3}
 
@@ -31,30 +34,42 @@ class MergeReport:
     runs: dict[str, dict[str, str]] = field(default_factory=dict)  # run id -> {shard seen: its status}
 
 
-def check_sources(into: Path, sources: list[Path]) -> None:
-    """Refuse before the target is created: a folder with no store or an unreadable one, or the target itself."""
+def check_sources(into: Path, sources: list[Path]) -> list[str]:
+    """Refuse before the target is created: a folder with no store, a file that is not a trusteval store (or
+    is one of a newer schema), or the target itself. Each source's read-only URI, in order."""
+    uris = []
     for folder in sources:
         path = Path(folder) / STORE_FILENAME
         if not path.is_file():
             raise StoreError(f"no store in '{folder}'")
         if path.resolve() == (Path(into) / STORE_FILENAME).resolve():
             raise StoreError(f"'{folder}' is the store being merged into")
-        Store.open(folder).close()  # a store it cannot open is refused here; an older one gets the current schema
+        uris.append(source_uri(path))
+    return uris
 
 
 def merge_stores(target: Store, sources: list[Path]) -> MergeReport:
     report = MergeReport()
-    check_sources(target.path.parent, sources)
-    for folder in sources:
-        _merge_one(target, Path(folder) / STORE_FILENAME, report)
+    uris = check_sources(target.path.parent, sources)
+    for folder, uri in zip(sources, uris, strict=True):
+        _merge_one(target, Path(folder) / STORE_FILENAME, uri, report)
     return report
 
 
-def _merge_one(target: Store, path: Path, report: MergeReport) -> None:
+def _attach(conn: sqlite3.Connection, path: Path, uri: str) -> None:
+    """Attach the source read-only; refuse if this SQLite did not read the URI as one (it would be a new file)."""
+    conn.execute("ATTACH DATABASE ? AS source", (uri,))
+    attached = {row[1]: row[2] for row in conn.execute("PRAGMA database_list")}.get("source", "")
+    if not attached or Path(attached).resolve() != path.resolve():
+        conn.execute("DETACH DATABASE source")
+        raise StoreError(f"cannot open '{path}' read-only: this SQLite does not accept file: URIs in ATTACH")
+
+
+def _merge_one(target: Store, path: Path, uri: str, report: MergeReport) -> None:
     conn = target.conn
-    conn.execute("ATTACH DATABASE ? AS source", (str(path),))
+    _attach(conn, path, uri)
     try:
-        shards = _shards_of(conn)
+        shards = shards_of(conn, "source", path)
         known = {run_id: _known_shards(target, run_id) for run_id in shards}
         with target.transaction():
             for table in _tables(conn):
@@ -69,20 +84,6 @@ def _merge_one(target: Store, path: Path, report: MergeReport) -> None:
         raise StoreError(f"cannot merge '{path}' into '{target.path}': {exc}") from exc
     finally:
         conn.execute("DETACH DATABASE source")
-
-
-def _shards_of(conn: sqlite3.Connection, schema: str = "source") -> dict[str, dict[str, str]]:
-    """The shards each run of a store holds, with their status; a merged store names the shards it joined."""
-    runs = {run_id: {"": status} for run_id, status in conn.execute(f"SELECT run_id, status FROM {schema}.runs")}
-    for run_id, name, value in conn.execute(
-        f"SELECT run_id, name, value FROM {schema}.aggregates WHERE name IN ('shard', '{MERGED_SHARDS}')"
-        " ORDER BY name DESC"  # a store that ran a shard and was merged into: its merged_shards come last
-    ):
-        if name == "shard":
-            runs[run_id] = {json.loads(value): runs[run_id][""]}
-        else:
-            runs[run_id] = json.loads(value)
-    return runs
 
 
 def _union(known: dict[str, str], seen: dict[str, str]) -> dict[str, str]:
@@ -100,7 +101,7 @@ def _rank(status: str) -> int:
 def _known_shards(target: Store, run_id: str) -> dict[str, str]:
     """The shards the target holds already: merged before, or run in the target itself (so a store can be
     merged into shard by shard as the shards finish)."""
-    return _shards_of(target.conn, "main").get(run_id, {})
+    return shards_of(target.conn, "main", target.path).get(run_id, {})
 
 
 def _tables(conn: sqlite3.Connection) -> list[str]:
@@ -120,12 +121,14 @@ def _copy_sql(conn: sqlite3.Connection, table: str) -> str:
         raise sqlite3.OperationalError(f"the target store has no table {table}")
     kept = [name for name, is_id in columns if not is_id]
     listing = ", ".join(f'"{c}"' for c in kept)
-    source = f'SELECT {listing} FROM source."{table}" AS s'
+    present = {row[1] for row in conn.execute(f'PRAGMA source.table_info("{table}")')}  # an older store lacks some
+    value = {c: f's."{c}"' if c in present else "NULL" for c in kept}
+    source = f'SELECT {", ".join(value[c] for c in kept)} FROM source."{table}" AS s'
     if table == "aggregates":
         skipped = ", ".join(f"'{name}'" for name in NOT_COPIED_AGGREGATES)
         source += f" WHERE s.name NOT IN ({skipped})"
     if len(kept) < len(columns):  # an autoincrement id: copy a row only if no identical row is there
-        same = " AND ".join(f't."{c}" IS s."{c}"' for c in kept)
+        same = " AND ".join(f't."{c}" IS {value[c]}' for c in kept)
         source += f' WHERE NOT EXISTS (SELECT 1 FROM main."{table}" AS t WHERE {same})'
     return f'INSERT OR IGNORE INTO main."{table}" ({listing}) {source}'
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from contextlib import suppress
 
 from trusteval.errors import StoreError
-from trusteval.run_owner import RunOwner, owner_alive
-from trusteval.store import Store
+from trusteval.store.core import Store
+from trusteval.store.run_owner import RunOwner, owner_alive
 
 LEASE_TTL_S = 60.0
 CLAIM_AHEAD = 32  # keys claimed in one write, so small batches (API backends) do not pay a write each

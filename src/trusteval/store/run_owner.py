@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from trusteval.errors import StoreError
-from trusteval.store import Store
+from trusteval.store.core import Store
 
 OWNER_AGGREGATE = "owner"
 RUNNING = "running"
