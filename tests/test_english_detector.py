@@ -12,6 +12,7 @@ from trusteval.data import load_dataset
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.scorers import ScorerContext, load_scorer
+from trusteval.scorers.response_negatives import response_negatives, response_positives
 from trusteval.scorers.tfidf_detector import DetectorRecipe, FeatureBlock, load, load_or_train, nb_log_count_ratio
 from trusteval.scorers.tfidf_fast import FastWordNgrams, WordFactoredCharWb
 
@@ -40,8 +41,9 @@ def test_reaches_roc_auc_085_on_hatexplain_test(scorer, test_split):
     assert card["test_roc_auc"] == pytest.approx(auc, abs=1e-4)
     assert card["test_accuracy"] == pytest.approx(accuracy_score(labels, values >= 0.5), abs=1e-4)
     assert card["test_macro_f1"] == pytest.approx(f1_score(labels, values >= 0.5, average="macro"), abs=1e-4)
-    assert card["training_rows"] == 15383 and card["test_rows"] == 1924
-    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@2", frozenset({"en"}), "toxicity")
+    answers = len(response_negatives("en")) + len(response_positives("en"))  # version 3's response-style answers
+    assert card["training_rows"] == 15383 + answers and card["test_rows"] == 1924
+    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@3", frozenset({"en"}), "toxicity")
 
 
 def test_separates_obvious_examples(scorer):
@@ -138,7 +140,8 @@ def test_adding_toxicspans_is_a_separate_detector(cache_dir, data_dir, test_spli
     with_spans = load_scorer("en-tfidf?data=hatexplain%2Btoxicspans", ScorerContext(data_dir=data_dir,
                                                                                      cache_dir=cache_dir))  # fmt: skip
     card = with_spans.describe()
-    assert with_spans.id == "en-tfidf-ts@2" and card["training_rows"] == 15383 + 16099
+    answers = len(response_negatives("en")) + len(response_positives("en"))
+    assert with_spans.id == "en-tfidf-ts@3" and card["training_rows"] == 15383 + 16099 + answers
     texts, labels = test_split
     values = [o.value for o in with_spans.score(texts)]
     assert card["test_roc_auc"] == pytest.approx(roc_auc_score(labels, values), abs=1e-4)

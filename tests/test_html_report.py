@@ -370,7 +370,9 @@ def test_tables_command_writes_the_combined_table5(store_with_runs, tmp_path):
     assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 80
     # too wide for 80 columns: printed in parts, each with the model names, no header or number cut in two
     assert "datasets side by side [columns 1 of" in " ".join(narrow.stdout.split())
-    assert all(f" {c} " in narrow.stdout for c in ("cold NT2NT", "toxicspans-en NT2NT", "T2NT seed mean", "41.67"))
+    hostile_tt = next(row[5] for row in cold["rows"] if row[0] == "persona:hostile")
+    tt = f"{hostile_tt['value']:.2f}" if isinstance(hostile_tt, dict) else f"{float(hostile_tt):.2f}"
+    assert all(f" {c} " in narrow.stdout for c in ("cold NT2NT", "toxicspans-en NT2NT", "T2NT seed mean", tt))
 
 
 def test_sample_rows_show_the_judge_verdict_and_filter_by_it(judged_page, tmp_path):
@@ -423,7 +425,7 @@ def test_header_names_model_identities_and_scorer_and_judge_validity(judged_page
     page, *_ = judged_page
     text = page.read_text(encoding="utf-8")
     assert "<td>model identity (persona:hostile)</td><td>persona:hostile</td>" in text
-    assert "<td>validity (response_toxicity)</td><td>not validated</td>" in text
+    assert "<td>validity (response_toxicity)</td><td>valid</td>" in text  # cold-tfidf@3's card: COLD test
     judge = re.search(r"<td>judge validity \(avoidance_judge\)</td><td>([^<]*)</td>", text).group(1)
     assert judge.startswith("Judge not validated: no Table 9 for this judge id")
 

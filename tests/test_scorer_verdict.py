@@ -160,15 +160,16 @@ def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, cha
             "--limit", "40", "--scorer", "cold-tfidf", "--store", store, "--cache-dir", cache_dir)  # fmt: skip
     result = run_cli(*args, "--json", "--no-progress")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stderr.count("cold-tfidf@2 is judged invalid") == 2  # at start and at end
+    assert result.stderr.count("cold-tfidf@3 is judged invalid on file:") == 2  # at start and at end
+    assert result.stderr.count("cold-tfidf@3 is judged invalid on model responses") == 2  # its card's verdict
     out = result.json()
     used = out["metrics"]["scorers_used"]["response_toxicity"]
-    assert (used["id"], used["threshold"], used["validity"]) == ("cold-tfidf@2", 0.5, "invalid")
+    assert (used["id"], used["threshold"], used["validity"]) == ("cold-tfidf@3", 0.5, "invalid")
     assert any("INVALID" in n for n in out["notes"])
     report = run_cli("report", out["run_id"], "--store", store, "--json")
     assert report.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "invalid"
     tables = " ".join(run_cli("report", out["run_id"], "--store", store).stdout.split())
-    assert "Scorer validity of cold-tfidf@2 on file:" in tables and ": INVALID, ROC AUC 0." in tables
+    assert "Scorer validity of cold-tfidf@3 on file:" in tables and ": INVALID, ROC AUC 0." in tables
     before = _run_count(store)
     refused = run_cli(*args, "--json", "--no-progress", "--require-valid-scorer")
     assert refused.returncode == 2, refused.stderr[-2000:]
@@ -205,7 +206,7 @@ def test_a_tiny_sample_leaves_the_stored_verdict_alone(judged, chance_file, cach
         kept = stored_verdict(s, full["scorer"], full["data_sha256"])
     finally:
         s.close()
-    assert kept is not None and (kept["verdict"], kept["n"]) == ("invalid", full["overall"]["n"])
+    assert kept is not None and (kept.verdict, kept.n) == ("invalid", full["overall"]["n"])
     text = run_cli("scorers", "validate", "--scorer", "cold-tfidf", "--dataset", f"file:{chance_file}?lang=zh",
                    "--limit", "4", "--store", store, "--cache-dir", cache_dir)  # fmt: skip
     assert "verdict: UNKNOWN (not stored as this data's verdict: too few items" in " ".join(text.stdout.split())

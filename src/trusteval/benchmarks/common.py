@@ -9,7 +9,7 @@ from trusteval.records import TaskSubject
 from trusteval.registry import did_you_mean
 from trusteval.scorers import load_scorer
 from trusteval.scorers.base import Inputs, ScorerContext, ScoringTask, TextScorer
-from trusteval.scorers.language import is_empty
+from trusteval.scorers.language import is_empty, off_language
 from trusteval.scorers.scoring import text_run
 from trusteval.store import RunItem
 
@@ -67,16 +67,26 @@ def load_toxicity_scorer(
 
 
 def text_task(
-    name: str, scorer: TextScorer, role: TaskSubject, *, skip_empty: bool = False, scorer_spec: str | None = None
+    name: str,
+    scorer: TextScorer,
+    role: TaskSubject,
+    *,
+    skip_empty: bool = False,
+    scorer_spec: str | None = None,
+    skip_off_language: bool = False,
 ) -> ScoringTask:
     """Score one text of every item: the prompt, or the response when there is one. `skip_empty` (toxicity
     scorers): an empty or whitespace-only response is never scored; the benchmarks count it as "empty
-    response". `scorer_spec`: the spec the scorer was loaded from (an executor rebuilds it on its workers)."""
+    response". `skip_off_language` (option off_language=exclude): a response in another script than its
+    prompt's language is never scored; counted as "off-language response". `scorer_spec`: the spec the scorer
+    was loaded from (an executor rebuilds it on its workers)."""
 
     def select(item: RunItem) -> Inputs | None:
         if role == TaskSubject.PROMPT:
             return (item.prompt.text,)
         if item.response is None or (skip_empty and is_empty(item.response)):
+            return None
+        if skip_off_language and off_language(item.response, item.prompt.lang):
             return None
         return (item.response,)
 
@@ -91,4 +101,5 @@ def text_task(
         subject_kind=role,
         stored_text=True,
         skip_empty=skip_empty,
+        skip_off_language=skip_off_language and role == TaskSubject.RESPONSE,
     )

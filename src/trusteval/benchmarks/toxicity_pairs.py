@@ -117,16 +117,13 @@ def classify(
     checked = (c.check != NO_RESPONSE) & (c.check != EMPTY)
     foreign = c.check == OFF_LANGUAGE
     if prompt_source == "label":
-        prompt_missing, prompt_toxic = np.zeros(c.model.size, dtype=bool), c.label_toxic
+        prompt_toxic = c.label_toxic
     else:
-        prompt_missing = np.isnan(c.prompt_value)
         with np.errstate(invalid="ignore"):
             prompt_toxic = c.prompt_value >= threshold
     with np.errstate(invalid="ignore"):
         response_toxic = c.response_value >= threshold
-    excluded = foreign & (off_language_policy == "exclude")
-    tests = [c.check == NO_RESPONSE, c.check == EMPTY, excluded, np.isnan(c.response_value), prompt_missing]
-    reason = np.select(tests, list(range(len(REASONS))), default=-1)
+    reason = reason_codes(c, prompt_source, off_language_policy)
     classes = np.asarray(c.classes, dtype=object)
     found = {}
     for code, model in enumerate(c.models):
@@ -143,6 +140,15 @@ def classify(
             "/".join(sorted({c.langs[i] for i in np.unique(c.lang[mine & checked]).tolist()})) or None,
         )
     return found
+
+
+def reason_codes(c: PairColumns, prompt_source: str, off_language_policy: str) -> np.ndarray:
+    """Why each item is left out, as an index into REASONS (the first test that holds), or -1 when it is kept.
+    `classify` and the export (report/export.py, column `left_out`) both read it, so they agree row by row."""
+    prompt_missing = np.isnan(c.prompt_value) if prompt_source != "label" else np.zeros(c.model.size, dtype=bool)
+    excluded = (c.check == OFF_LANGUAGE) & (off_language_policy == "exclude")
+    tests = [c.check == NO_RESPONSE, c.check == EMPTY, excluded, np.isnan(c.response_value), prompt_missing]
+    return np.select(tests, list(range(len(REASONS))), default=-1)
 
 
 def _skipped(reason: np.ndarray, order: ReasonOrder) -> Counter:

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, plan_requests, render_messages, task_scorer
 from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_options, text_task, toxicity_scorer_spec
-from trusteval.benchmarks.toxicity_pairs import ModelPairs, PairColumns, classify
+from trusteval.benchmarks.toxicity_pairs import REASONS, ModelPairs, PairColumns, classify, reason_codes
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
 from trusteval.data.multilabel import class_rule_notes
@@ -29,11 +29,11 @@ from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate
 from trusteval.metrics.toxicity import toxicity_rates
 from trusteval.options import PluginOptions
-from trusteval.records import TaskSubject
+from trusteval.records import Score, TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
 from trusteval.store import RunItem
-from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of
+from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of, scores_of
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
@@ -182,7 +182,31 @@ def scorer_notes(spec: RunSpec, info: ScorerInfo) -> list[str]:
     scorer_line = f"Toxicity scorer: {info.get('scorer', spec.scorer)}, toxic at score >= {spec.threshold}"
     if "test_accuracy" in info.described:
         scorer_line += f" (held-out accuracy {info.get('test_accuracy')}, macro-F1 {info.get('test_macro_f1')})"
-    return [scorer_line, *([info.validation_note] if info.validation_note else [])]
+    return [scorer_line, *(note for note in (info.validation_note, info.response_note) if note)]
+
+
+def refusal_counts(items: Sequence[RunItem], scores: Mapping[str, Score]) -> dict[str, tuple[int, int]]:
+    """Per model: (responses whose score says "refusal", the scorer's refusal rule; responses with a score)."""
+    found: dict[str, list[int]] = {}
+    for chunk in item_chunks(items):
+        stored = scores_of(scores, [item.response_subject for item in chunk if item.response_subject])
+        for item in chunk:
+            score = stored.get(item.response_subject or "")
+            counts = found.setdefault(item.model, [0, 0])
+            if score is not None and score.ok:
+                counts[0] += score.label == "refusal"
+                counts[1] += 1
+    return {model: (refused, scored) for model, (refused, scored) in found.items()}
+
+
+def refusal_notes(refusals: Mapping[str, tuple[int, int]]) -> list[str]:
+    """One line per model whose responses the scorer's refusal rule found refusals in (counted non-toxic)."""
+    return [
+        f"{model}: {refused} of {scored} responses ({100 * refused / scored:.1f}%) are refusals by the scorer's "
+        "refusal rule, counted as non-toxic responses (detector option refusal=rule; refusal=off scores them)"
+        for model, (refused, scored) in refusals.items()
+        if refused and scored
+    ]
 
 
 def prompt_toxicity_note(spec: RunSpec) -> str:
@@ -233,27 +257,54 @@ class TrustEvalToxicity:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         raw = toxicity_scorer_spec(self.spec.scorer, plan_languages)
         scorer = load_toxicity_scorer(raw, context, plan_languages, force_language=self.spec.force_scorer_language)
-        tasks = [text_task(RESPONSE_TASK, scorer, TaskSubject.RESPONSE, skip_empty=True, scorer_spec=raw)]
+        tasks = [
+            text_task(
+                RESPONSE_TASK, scorer, TaskSubject.RESPONSE, skip_empty=True, scorer_spec=raw,
+                skip_off_language=self.off_language == "exclude",
+            )
+        ]  # fmt: skip
         if self.spec.prompt_toxicity == "scorer":
             tasks.insert(0, text_task(PROMPT_TASK, scorer, TaskSubject.PROMPT, scorer_spec=raw))
         return tasks
 
+    def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
+        """request key -> why the item is left out of the metrics (the export's `left_out` column): the
+        reasons `classify` counts, read by the same function (toxicity_pairs.reason_codes)."""
+        source = self.spec.prompt_toxicity
+        rows = [row for chunk in item_chunks(items) for row in _item_rows(chunk, scores, source)]
+        if not rows:
+            return {}
+        codes = reason_codes(PairColumns.from_rows([rows]), source, self.off_language)
+        return {row[0]: REASONS[code] for row, code in zip(rows, codes.tolist(), strict=True) if code >= 0}
+
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model = collect_pairs(items, scores, self.spec.threshold, self.spec.prompt_toxicity, self.off_language)
-        return self.results_from_pairs(by_model, task_scorer(scorer_info, RESPONSE_TASK))
+        refusals = refusal_counts(items, scores.get(RESPONSE_TASK, {}))
+        return self.results_from_pairs(by_model, task_scorer(scorer_info, RESPONSE_TASK), refusals)
 
-    def results_from_pairs(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> Results:
-        """Metrics and tables from classified pairs (a stored run, or every run in a store: report.collect)."""
+    def results_from_pairs(
+        self,
+        by_model: Mapping[str, ModelPairs],
+        info: ScorerInfo,
+        refusals: Mapping[str, tuple[int, int]] | None = None,
+    ) -> Results:
+        """Metrics and tables from classified pairs (a stored run, or every run in a store: report.collect);
+        `refusals`: per model, (responses the scorer's refusal rule called refusals, responses it scored)."""
         metrics: dict[str, Any] = {"dataset": self.dataset_name, "models": {}}
         overall, per_category = {}, {}
         for model, model_pairs in by_model.items():
             overall[model], per_category[model] = summarise(model_pairs, self.spec.resamples)
             metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model], self.off_language)
-        notes = self._notes(by_model, info)
+        if refusals is not None:  # a run's own results (run, report); `trusteval tables` reads pairs only
+            metrics["refusals"] = {
+                model: {"count": count, "scored": scored, "share": count / scored if scored else None}
+                for model, (count, scored) in refusals.items()
+            }
+        notes = self._notes(by_model, info, refusal_notes(refusals or {}))
         metrics["warnings"] = [n for n in notes.all if n.startswith("WARNING")]
         return Results(metrics, self._tables(overall, per_category, notes), notes)
 
-    def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo) -> TableNotes:
+    def _notes(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo, refusals: Sequence[str] = ()) -> TableNotes:
         return TableNotes(
             main_scorer=tuple(scorer_notes(self.spec, info)),
             run=(
@@ -263,6 +314,7 @@ class TrustEvalToxicity:
                 f"95% bootstrap intervals ({self.spec.resamples} resamples over prompts).",
                 *left_out_notes(by_model),
                 *response_notes(by_model, self.off_language),
+                *refusals,
             ),
         )
 

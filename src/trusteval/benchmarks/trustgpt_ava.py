@@ -53,6 +53,10 @@ class TrustGPTAva:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [text_task(common.CHOICE, ChoiceParser(), TaskSubject.RESPONSE)]
 
+    def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
+        """request key -> why the item is left out of the metrics (the export's `left_out` column)."""
+        return common.left_out_reasons(items, scores, (common.CHOICE,), False, False)
+
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(items, scores, need=(common.CHOICE,), pair_refusal=False)
         result = AvaResult(

@@ -77,7 +77,7 @@ class TrustGPTBias:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [
             common.refusal_task(self.spec, self.refusal, context),
-            common.toxicity_task(self.spec, context, plan_languages),
+            common.toxicity_task(self.spec, context, plan_languages, self.exclude_off_language),
         ]
 
     def control_groups(self) -> group_neutral.ControlGroups:
@@ -104,6 +104,16 @@ class TrustGPTBias:
             self.control_groups(), kept, values, self.groups, correction="holm" if self.holm else "none",
             resamples=self.spec.resamples,
         )  # fmt: skip
+
+    def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
+        """request key -> why the item is left out of the metrics (the export's `left_out` column)."""
+        return common.left_out_reasons(
+            items,
+            scores,
+            (common.REFUSAL, common.RESPONSE_TOXICITY),
+            self.refusal == "judge",
+            self.exclude_off_language,
+        )
 
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(

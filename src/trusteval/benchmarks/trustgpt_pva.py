@@ -50,6 +50,10 @@ class TrustGPTPva:
     def scoring_tasks(self, context: ScorerContext, plan_languages: set[str]) -> list[ScoringTask]:
         return [common.refusal_task(self.spec, self.refusal, context)]
 
+    def left_out(self, items: Sequence[RunItem], scores: ScoreBook) -> dict[str, str]:
+        """request key -> why the item is left out of the metrics (the export's `left_out` column)."""
+        return common.left_out_reasons(items, scores, (common.REFUSAL,), self.refusal == "judge", False)
+
     def results(self, items: Sequence[RunItem], scores: ScoreBook, scorer_info: ScorerInfos) -> Results:
         by_model, skipped = common.collect_answers(
             items, scores, need=(common.REFUSAL,), pair_refusal=self.refusal == "judge"

@@ -15,7 +15,7 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import ModelSpec, check_spec
 from trusteval.scorers.base import ScorerContext, ScoringTask
-from trusteval.scorers.verdict import describe, stored_verdict
+from trusteval.scorers.verdict import INVALID, VALID, VerdictRecord, card_verdict, describe, stored_verdict
 from trusteval.store import STORE_FILENAME, Store
 from trusteval.untrusted.safetext import one_line
 
@@ -81,45 +81,63 @@ def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
     return models
 
 
-def validity_warnings(spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str) -> tuple[str, ...]:
-    """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data; with
-    --require-valid-scorer, refuse (exit 2) unless each is judged valid. Reads the store only."""
-    found: dict[str, dict | None] = {t.scorer_id: None for t in tasks if t.name.endswith("toxicity")}
-    store = _existing_store(spec.store_path()) if found else None
-    if store is not None:
-        try:
-            found = {scorer: stored_verdict(store, scorer, data_sha256) for scorer in found}
-        finally:
+def validity_warnings(
+    spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str, *, labelled: bool = True, lang: str | None = None
+) -> tuple[str, ...]:
+    """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data or on the response check set
+    of its language; with --require-valid-scorer, refuse (exit 2) unless each is judged valid on both. On data
+    without toxicity labels (TrustGPT's norms) no data-side verdict can exist: the check is on responses only,
+    and says so. Reads the store only (and the scorer's card, which carries the built-in verdicts)."""
+    toxicity = [t for t in tasks if t.name.endswith("toxicity")]
+    if not toxicity:
+        return ()
+    store = _existing_store(spec.store_path())
+    try:
+        found = {t.scorer_id: _verdicts(store, t, data_sha256 if labelled else None, lang) for t in toxicity}
+    finally:
+        if store is not None:
             store.close()
     if spec.require_valid_scorer:
-        refused = {s: v for s, v in found.items() if v is None or v["verdict"] != "valid"}
-        if refused:
-            scorer, record = next(iter(refused.items()))
-            raise UsageError(
-                f"--require-valid-scorer: toxicity scorer {scorer} " + describe(record)
-                + label_free_note(spec, record) + "; nothing was run"
-            )  # fmt: skip
+        _require_valid(found, labelled)
     warnings = tuple(
-        f"toxicity scorer {scorer} is judged invalid " + describe(record)
-        for scorer, record in found.items()
-        if record is not None and record["verdict"] == "invalid"
+        f"toxicity scorer {scorer} is judged invalid {side}" + describe(record)
+        for scorer, pair in found.items()
+        for side, record in zip(("", "on model responses, "), pair, strict=True)
+        if record is not None and record.verdict == INVALID
     )
     for line in warnings:
         print(f"warning: {one_line(line)}", file=sys.stderr)
     return warnings
 
 
-def label_free_note(spec: RunSpec, record: Mapping | None) -> str:
-    """Why no verdict can exist for a TrustGPT run: its prompts are SOCIAL-CHEM-101 norms, with no toxicity
-    labels to validate a scorer against."""
-    if record is not None or not spec.benchmark.startswith("trustgpt-"):
-        return ""
-    return (
-        f". {spec.benchmark}'s data (SOCIAL-CHEM-101 norms) carries no toxicity labels, so no scorer can be "
-        "validated on it and this flag can never pass here: validate the scorer on labelled data of the same "
-        "language (e.g. `trusteval scorers validate --scorer SPEC --dataset toxicspans`) and run without "
-        "--require-valid-scorer"
-    )
+def _verdicts(
+    store: Store | None, task: ScoringTask, data_sha256: str | None, lang: str | None
+) -> tuple[VerdictRecord | None, VerdictRecord | None]:
+    """(verdict on the data, verdict on the response check set of `lang`): stored, else in the scorer's card."""
+    from trusteval.scorers.checksets import CHECK_LANGUAGES, check_set_sha256
+
+    def lookup(sha: str | None) -> VerdictRecord | None:
+        return stored_verdict(store, task.scorer_id, sha) or card_verdict(task.info, sha)
+
+    return lookup(data_sha256), lookup(check_set_sha256(lang) if lang in CHECK_LANGUAGES else None)
+
+
+def _require_valid(found: dict[str, tuple[VerdictRecord | None, VerdictRecord | None]], labelled: bool) -> None:
+    for scorer, (on_data, on_responses) in found.items():
+        if labelled and (on_data is None or on_data.verdict != VALID):
+            raise UsageError(
+                f"--require-valid-scorer: toxicity scorer {scorer} " + describe(on_data) + "; nothing was run"
+            )
+        if on_responses is None or on_responses.verdict != VALID:
+            data_side = "" if labelled else (
+                "the run's data has no toxicity labels (e.g. TrustGPT's norms), so no verdict on the data can exist "
+                "and only the verdict on model responses is checked; "
+            )  # fmt: skip
+            raise UsageError(
+                f"--require-valid-scorer: {data_side}toxicity scorer {scorer} on model responses "
+                + describe(on_responses).replace("on this data", "on the response check set")
+                + "; nothing was run"
+            )
 
 
 def _existing_store(folder: Path) -> Store | None:

@@ -85,7 +85,11 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
     executor = None
     try:
         data_sha = content_sha256(plan.dataset.prompts)
-        warnings = validity_warnings(spec, tasks, data_sha)
+        langs = {p.lang for p in plan.prompts}
+        warnings = validity_warnings(
+            spec, tasks, data_sha, labelled=any(p.label is not None for p in plan.dataset.prompts),
+            lang=next(iter(langs)) if len(langs) == 1 else None,
+        )  # fmt: skip
         executor = open_executor(spec)  # connects to a Ray cluster before anything is written
         placed = executor.score_on_workers(tasks, context) if executor else tasks
         store = Store.open(spec.store_path())
@@ -212,6 +216,7 @@ def record_run(
         sources=plan.dataset.sources,
         content_sha256=data_sha256 or content_sha256(plan.dataset.prompts),
         allow_unpinned_data=spec.allow_unpinned_data,
+        languages=tuple(sorted({p.lang for p in plan.prompts})),
     )
     RunRecord(store, spec.run_id).record_start(
         tasks={t.name: t.scorer_id for t in tasks},

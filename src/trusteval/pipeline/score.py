@@ -44,8 +44,8 @@ async def score_stage(
 def subject_counts(store: Store, items: Sequence[RunItem], task: ScoringTask) -> tuple[int, int, int] | None:
     """(subjects, those without a final score, those with one without a value) of a stored-text task
     (text_task), counted in SQL without reading the items; None when the task's subjects are not the stored
-    ones."""
-    if not (task.stored_text and isinstance(items, RunItems)):
+    ones, or when the task skips off-language responses (their language is the prompt's: the items are read)."""
+    if not (task.stored_text and isinstance(items, RunItems)) or task.skip_off_language:
         return None
     skip = is_empty if task.skip_empty else _never
     return store.task_subjects(items.run_id, task.scorer_id, prompts=task.subject_kind == TaskSubject.PROMPT, skip=skip)

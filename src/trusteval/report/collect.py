@@ -270,8 +270,8 @@ def _group_tables(
         return results.tables, {"metrics": results.metrics}
     pairs, classes = _read_all(group, lambda run, models: read_pairs(store, run, models, bulk))
     scorer_id = group.latest.tasks.get(RESPONSE_TASK, "")
-    data_sha = RunRecord(store, group.latest.run_id).data().content_sha256
-    info = scorer_info(store, scorer_id, group.dataset, data_sha)
+    data = RunRecord(store, group.latest.run_id).data()
+    info = scorer_info(store, scorer_id, group.dataset, data.content_sha256, data.language)
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
         return bias_with_control(store, group, results.tables, results.metrics)

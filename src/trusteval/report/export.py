@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 from trusteval.records import TaskSubject, task_subject, text_subject
 from trusteval.report.tables import CSV_LINE_END, safe_spreadsheet_cell
 from trusteval.store import RunItem, Store
 from trusteval.store.run_record import RunRecord
+
+OFF_LANGUAGE = "off-language response"
 
 
 def export_records(store: Store, run_id: str, details: bool = False) -> Iterator[dict[str, Any]]:
@@ -25,7 +27,9 @@ def export_records(store: Store, run_id: str, details: bool = False) -> Iterator
     items = store.run_items(run_id)
     subjects = [s for item in items for s in _subjects(item)]
     scores = {name: store.scores(scorer_id, subjects) for name, scorer_id in tasks.items()}
+    reasons = left_out_reasons(store, run_id, items, tasks)
     for item in items:
+        left_out = reasons.get(item.request_key) or ("generation failed" if item.response is None else None)
         row: dict[str, Any] = {
             "run_id": run_id,
             "model": item.model,
@@ -41,13 +45,33 @@ def export_records(store: Store, run_id: str, details: bool = False) -> Iterator
         }
         for name, by_subject in scores.items():
             score = next((by_subject[s] for s in _task_subjects(name, item) if s in by_subject), None)
+            if left_out == OFF_LANGUAGE and task_subject(name) != TaskSubject.PROMPT:
+                score = None  # never scored by this run (off_language=exclude)
             row[name] = score.value if score else None
             row[f"{name}_status"] = score.status if score else None
             if details:
                 row[f"{name}_label"] = score.label if score else None
+        row["left_out"] = left_out
         if details:
             row["lang"] = item.prompt.lang
         yield row
+
+
+def left_out_reasons(store: Store, run_id: str, items: Sequence[RunItem], tasks: dict[str, str]) -> dict[str, str]:
+    """request key -> why the run's metrics leave the item out, as its benchmark decides (`left_out`)."""
+    from trusteval.benchmarks import BENCHMARKS
+    from trusteval.config import stored_spec
+    from trusteval.store.views import StoredScores
+
+    run = store.run_info(run_id)
+    if run is None:
+        return {}
+    spec = stored_spec(run["spec"])
+    benchmark = BENCHMARKS.get(spec.benchmark)(spec)
+    reader = getattr(benchmark, "left_out", None)
+    if reader is None:
+        return {}
+    return reader(items, {name: StoredScores(store, scorer_id) for name, scorer_id in tasks.items()})
 
 
 def _subjects(item: RunItem) -> list[str]:

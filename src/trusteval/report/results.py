@@ -30,8 +30,12 @@ def stored_results(store: Store, run_id: str, benchmark: Benchmark, items: Seque
     task_ids = record.tasks()
     book = {name: StoredScores(store, scorer_id) for name, scorer_id in task_ids.items()}
     dataset = benchmark.spec.dataset or (store.run_info(run_id) or {}).get("dataset", "")
-    data_sha = record.data().content_sha256
-    info = {name: scorer_info(store, scorer_id, dataset, data_sha) for name, scorer_id in task_ids.items()}
+    data = record.data()
+    data_sha, lang = data.content_sha256, data.language
+    info = {
+        name: scorer_info(store, scorer_id, dataset, data_sha, lang if name.endswith("toxicity") else None)
+        for name, scorer_id in task_ids.items()
+    }
     for name, scorer_id in task_ids.items():
         if scorer_id.startswith("judge/"):
             info[name] = replace(info[name], judge_validation=stored_validation(store, scorer_id))
@@ -63,10 +67,19 @@ def scorers_used(task_ids: Mapping[str, str], info: Mapping[str, ScorerInfo], da
             "threshold": info[name].get("threshold"),
             "validity": info[name].validity,
             "validity_detail": info[name].validity_detail,
+            "validity_on_responses": _on_responses(info[name]),
             "data_sha256": data_sha,
         }
         for name, scorer_id in task_ids.items()
     }
+
+
+def _on_responses(info: ScorerInfo) -> dict[str, Any] | None:
+    """The verdict on the response check set, for --json: None when the data's language has no check set."""
+    if info.response_note is None:
+        return None
+    record = info.response_verdict
+    return {"verdict": record.verdict if record else "not validated", "detail": record.as_dict() if record else None}
 
 
 def run_results(store: Store, run_id: str) -> Results:

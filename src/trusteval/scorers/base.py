@@ -84,6 +84,8 @@ class ScoringTask:
     # prompt_subject / response_subject, so the score stage counts what is left in SQL (Store.task_subjects)
     stored_text: bool = False
     skip_empty: bool = False  # with stored_text: empty and whitespace-only responses are not selected
+    # responses in another script than their prompt's language are not selected (option off_language=exclude)
+    skip_off_language: bool = False
 
     def __post_init__(self) -> None:
         if task_subject(self.name) != self.subject_kind:  # readers tell a stored task's subject by its name
@@ -101,6 +103,9 @@ class ScorerInfo:
     validity_detail: Mapping[str, Any] | None = None
     judge_validation: Mapping[str, Any] | None = None  # a judge's stored agreement with human labels
     validity_looked_up: bool = False  # validation was looked up: `validity` is written even when None
+    data_verdict: Any = None  # scorers.verdict.VerdictRecord on the run's data, when there is one
+    response_verdict: Any = None  # scorers.verdict.VerdictRecord on the response check set of the data's language
+    response_note: str | None = None  # the line saying the verdict on responses, printed under the tables
 
     def as_dict(self) -> dict[str, Any]:
         """The description with the validity keys beside it, as the metrics write it (judge_validation apart)."""
@@ -111,6 +116,8 @@ class ScorerInfo:
             found["validity"] = self.validity
         if self.validity_detail:
             found["validity_detail"] = self.validity_detail
+        if self.validity_looked_up and self.response_note:
+            found["validity_on_responses"] = self.response_verdict.verdict if self.response_verdict else "not validated"
         return found
 
     def scorer_id(self, fallback: str | None) -> str | None:

@@ -184,3 +184,43 @@ def identity_gap(
         means[group] = float(sum(values) / len(values)) if values else float("nan")
     finite = [m for m in means.values() if m == m]
     return {"gap": max(finite) - min(finite) if finite else float("nan"), "means": means}
+
+
+def lexicon_phrases(lang: str) -> list[tuple[str, str, str]]:
+    """(term, its form, how the built-in neutral sentences name it) for every term of the identity lexicon of
+    `lang` (trusteval.lexicon) but a faith's name (Islam: it names no person): English singular `a Muslim`,
+    plural `Muslims`, adjective `a Muslim person`; Chinese the term itself."""
+    from trusteval.lexicon import load_lexicon
+
+    found: list[tuple[str, str, str]] = []
+    for entry in load_lexicon(lang).entries:
+        if entry.form == "name":
+            continue
+        if lang != "en" or entry.form == "plural":
+            found.append((entry.term, entry.form, entry.term))
+        else:
+            word = entry.term + (" person" if entry.form == "adjective" else "")
+            found.append((entry.term, entry.form, ("an " if word[0].lower() in "aeiou" else "a ") + word))
+    return found
+
+
+def lexicon_identity_gap(score: Callable[[list[str]], list[float | None]], lang: str) -> dict[str, object]:
+    """The identity gap over every lexicon term (SPEC.md, "Identity lexicon"): the mean score of each term on the
+    lexicon's built-in neutral sentences with the term in its slot, and per form (the same words around every
+    term of a form: `a X`, `Xs`, `a X person`) max minus min over its terms; `gap` is the largest of them."""
+    from trusteval.lexicon import neutral_sentences
+    from trusteval.lexicon.sentences import fill
+
+    templates = neutral_sentences(lang)
+    by_form: dict[str, dict[str, float]] = {}
+    for term, form, phrase in lexicon_phrases(lang):
+        values = [v for v in score([fill(t, phrase) for t in templates]) if v is not None]
+        by_form.setdefault(form, {})[term] = sum(values) / len(values)
+    gaps = {form: max(means.values()) - min(means.values()) for form, means in by_form.items()}
+    widest = max(gaps, key=gaps.__getitem__)
+    means = by_form[widest]
+    low, high = min(means, key=means.__getitem__), max(means, key=means.__getitem__)
+    return {
+        "gap": gaps[widest], "terms": sum(len(m) for m in by_form.values()), "by_form": gaps,
+        "lowest": [low, means[low]], "highest": [high, means[high]],
+    }  # fmt: skip

@@ -34,12 +34,19 @@ class RunData:
     sources: Any = None
     content_sha256: str | None = None
     allow_unpinned_data: bool = False
+    languages: tuple[str, ...] = ()  # of the prompts: the response check set a scorer's verdict is looked up on
+
+    @property
+    def language(self) -> str | None:
+        """The one language of the run's prompts, or None (several, or a run stored before languages were)."""
+        return self.languages[0] if len(self.languages) == 1 else None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "notes": list(self.notes),
             "sources": self.sources,
             "content_sha256": self.content_sha256,
+            "languages": list(self.languages),
             "allow_unpinned_data": self.allow_unpinned_data,
         }
 
@@ -52,6 +59,7 @@ class RunData:
             value.get("sources"),
             value.get("content_sha256"),
             bool(value.get("allow_unpinned_data", False)),
+            tuple(value.get("languages") or ()),
         )
 
 

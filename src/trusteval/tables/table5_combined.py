@@ -20,6 +20,7 @@ from trusteval.tables.paper_tables import shown_dataset
 from trusteval.tables.table import Cell, Table
 
 COMBINED_NAME = "table5_combined"
+VALIDITY = "Scorer validity of"  # the per-dataset notes that name the scorer's verdicts (data and responses)
 # the paper's column order (its ToxicSpans and HateXplain are the Chinese translations); the English originals
 # follow, then any other dataset by name
 PAPER_ORDER = ("cold", "tiseval-toxicspans", "tiseval-hatexplain", "toxicspans-en", "hatexplain-en", "toxicspans",
@@ -91,6 +92,7 @@ def _combine(parts: Sequence[DatasetTable5]) -> Table:
             "The per-dataset tables " + ", ".join(part.table.name for part in parts) + " side by side, as the "
             "paper's Table 5 prints them; their notes (scorer, its validity, rows left out) apply here.",
             *conditions,
+            *(f"{part.label}: {note}" for part in parts for note in part.table.notes if note.startswith(VALIDITY)),
             "n/a: the model has no row for that dataset.",
         ),
     )
