@@ -86,12 +86,13 @@ TEXTS = ["这个地区的人都很友好", "那些女人真恶心", "外国人�
 
 def test_ctrl_c_on_the_embedded_model_exits_130_not_a_segfault_and_resumes(tmp_path, cache_dir):
     """SIGINT while llama.cpp answers in a worker thread: the model was freed under that thread (SIGSEGV, exit
-    139, issue 21 item 9); now the answer in progress ends first, the run exits 130 and resumes."""
+    139, issue 21 item 9); now the answer in progress ends first, the run exits 130 and resumes. `batch=2`: calls
+    of 8 requests, so the signal comes while the second call decodes (one call would answer all 12 at once)."""
     pytest.importorskip("llama_cpp")
     data = write_labelled_csv(tmp_path / "data.csv", TEXTS)
     store = tmp_path / "store"
     args = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
-            "--model", "llamacpp:smollm2?n_ctx=512", "--max-new-tokens", "48", "--seeds", "42,43",
+            "--model", "llamacpp:smollm2?n_ctx=512&batch=2", "--max-new-tokens", "48", "--seeds", "42,43",
             "--prompt-toxicity", "label", "--resamples", "50", "--store", store, "--cache-dir", cache_dir, "--json",
             "--no-progress")  # fmt: skip
     process = subprocess.Popen(cli_command(*args), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)

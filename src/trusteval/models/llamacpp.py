@@ -18,12 +18,13 @@ operational. The hash is cached by (path, size, mtime, ctime, inode), so a 100 M
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.util
 import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,15 @@ from pydantic import Field
 from trusteval.errors import BackendError, missing_extra
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path, weights_sha256
+from trusteval.models.llamacpp_batch import BatchDecoder
+from trusteval.models.llamacpp_rate import RateWatch, default_threads
 from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
 
-OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts"})  # how it computes, not what it answers
+OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts", "batch"})  # how it computes, not what it answers
 EMBEDDED_IDENTITY = "smollm2"
+DEFAULT_BATCH = 16  # sequences decoded together (docs/performance.md: the curve it was chosen from)
+REFILL_FACTOR = 4  # requests per generate call, per decoding slot
 
 
 def identity_parts(spec: ModelSpec) -> tuple[str, dict[str, str]]:
@@ -59,25 +64,61 @@ def resolve_gguf(name: str) -> Path:
 
 
 class LlamaCppBackend:
-    batch_size = 1
+    """Answers requests `parallel` at a time through a BatchDecoder, or one at a time (`batch=1`) through
+    `Llama.create_chat_completion`. A cancelled `generate` (Ctrl-C) stops the decoding thread after its
+    current forward pass and waits for it, so the model is never closed under a running decode."""
+
     max_concurrency = 1
 
-    def __init__(self, spec: ModelSpec, path: Path, llama: Any) -> None:
+    def __init__(self, spec: ModelSpec, path: Path, llama: Any, decoder: BatchDecoder | None = None) -> None:
         self.spec = spec
         self.path = path
         self._llama = llama
-        self._busy = threading.Lock()  # held while an answer is computed (in a worker thread)
+        self._decoder = decoder
+        # A call holds several slots' worth of requests, so a finished sequence's slot is refilled at once.
+        self.batch_size = decoder.parallel * REFILL_FACTOR if decoder else 1
+        self._cancelled = threading.Event()
+        # Every llama.cpp call from one thread: OpenMP keeps a team of worker threads per calling thread, so
+        # calls from the event loop's pool of threads would leave several teams competing for the cores.
+        self._thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
+        self._running: asyncio.Future[list[Generation]] | None = None
+        self.rate = RateWatch(threads=int(getattr(llama, "n_threads", 0) or 0))
 
     async def generate(self, requests: Sequence[Request]) -> list[Generation]:
-        return await asyncio.to_thread(lambda: [self._answer(r) for r in requests])
+        self._cancelled.clear()
+        work = self._decoder.run if self._decoder else self._answer_each
+        loop = asyncio.get_running_loop()
+        self._running = asyncio.ensure_future(loop.run_in_executor(self._thread, work, list(requests)))
+        started = time.perf_counter()
+        try:
+            generations = await asyncio.shield(self._running)
+        except asyncio.CancelledError:
+            await self._stop_running()
+            raise
+        self.rate.observe(generations, time.perf_counter() - started)
+        return generations
+
+    async def _stop_running(self) -> None:
+        """Ask the decoding thread to stop after its current step, and wait for it."""
+        running = self._running
+        if running is None or running.done():
+            return
+        self._cancelled.set()
+        if self._decoder:
+            self._decoder.cancel()
+        with suppress(BaseException):
+            await asyncio.wait([running])
+
+    def _answer_each(self, requests: list[Request]) -> list[Generation]:
+        answers = []
+        for request in requests:
+            if self._cancelled.is_set():
+                answers.append(Generation.failure(request.key, "llamacpp: cancelled"))
+            else:
+                answers.append(self._answer(request))
+        return answers
 
     def _answer(self, request: Request) -> Generation:
-        with self._busy:
-            if self._llama is None:
-                return Generation.failure(request.key, "llamacpp: the model was closed")
-            return self._answer_now(request)
-
-    def _answer_now(self, request: Request) -> Generation:
         started = time.perf_counter()
         try:
             out = self._llama.create_chat_completion(
@@ -101,26 +142,31 @@ class LlamaCppBackend:
         )
 
     async def aclose(self) -> None:
-        """Free the model once no answer is in progress. On Ctrl-C the run's task is cancelled while a worker
-        thread is still inside llama.cpp; freeing the model under it crashed the process (SIGSEGV, exit 139,
-        issue 21). Waiting for that one answer (its result is discarded) makes the run end with exit 130."""
-        await asyncio.to_thread(self._close_when_idle)
-
-    def _close_when_idle(self) -> None:
-        with self._busy:
-            llama, self._llama = self._llama, None
-        close = getattr(llama, "close", None)
+        """Free the model once no answer is in progress. On Ctrl-C the run's task is cancelled while the
+        decoding thread is still inside llama.cpp; freeing the model under it crashed the process (SIGSEGV,
+        issue 21): the thread is asked to stop after its current step and waited for first."""
+        await self._stop_running()
+        self._thread.shutdown(wait=True)
+        if self._decoder:
+            self._decoder.close()
+        close = getattr(self._llama, "close", None)
         if close:
             close()
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "llamacpp", "model": self.spec.identity, "file": self.path.name}
+        parallel = self._decoder.parallel if self._decoder else 1
+        return {"backend": "llamacpp", "model": self.spec.identity, "file": self.path.name, "batch": parallel}
 
 
 class Options(PluginOptions):
-    n_ctx: int = Field(4096, ge=0, description="context length in tokens; 0: the model's own (part of its identity)")
-    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: all cores)")
+    n_ctx: int = Field(
+        4096, ge=0, description="context length in tokens per request; 0: the model's own (part of its identity)"
+    )
+    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: the cores left free by the load)")
     extra_bufts: Flag = Field(False, description="use llama.cpp's extra buffer types (repacked CPU weights)")
+    batch: int = Field(
+        DEFAULT_BATCH, ge=1, le=256, description="requests decoded together; 1: one at a time (create_chat_completion)"
+    )
 
 
 _LOADING = threading.Lock()
@@ -153,7 +199,9 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int, extra_bufts: bool = Fa
     from llama_cpp import Llama
 
     with model_defaults(extra_bufts):
-        llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False)
+        llama = Llama(
+            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, seed=0, verbose=False
+        )
     if bool(llama.model_params.use_extra_bufts) != extra_bufts:
         raise BackendError(f"llamacpp: could not set use_extra_bufts={extra_bufts} for '{path.name}'")
     return llama
@@ -171,13 +219,18 @@ def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
     path = resolve_gguf(spec.name)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_extra("llama-cpp-python", "llamacpp")
-    n_ctx = options.n_ctx
-    n_threads = options.n_threads or max(1, (os.cpu_count() or 2))
-    extra_bufts = options.extra_bufts
+    n_threads = options.n_threads or default_threads()
+    batched = options.batch > 1
+    # Batched, the Llama only holds the model (its own context is unused): a small context saves memory.
+    n_ctx = min(options.n_ctx or 512, 512) if batched else options.n_ctx
     try:
-        llama = load_llama(path, n_ctx=n_ctx, n_threads=n_threads, extra_bufts=extra_bufts)
+        llama = load_llama(path, n_ctx=n_ctx, n_threads=n_threads, extra_bufts=options.extra_bufts)
     except BackendError:
         raise
     except Exception as exc:
         raise BackendError(f"llamacpp: cannot load '{path}': {exc}") from exc
-    return LlamaCppBackend(spec, path, llama)
+    decoder = None
+    if batched:
+        n_ctx_seq = options.n_ctx or int(llama._model.n_ctx_train())
+        decoder = BatchDecoder(llama, parallel=options.batch, n_ctx_seq=n_ctx_seq, n_threads=n_threads)
+    return LlamaCppBackend(spec, path, llama, decoder)

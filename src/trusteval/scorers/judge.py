@@ -234,7 +234,7 @@ def open_judge(
     spec = check_spec(raw_spec)
     _run_to_completion(lambda: preflight(spec, settings))
     backend = load_backend(spec, settings)
-    batch_size = max(8, 4 * backend.max_concurrency)
+    batch_size = max(8, backend.batch_size, 4 * backend.max_concurrency)  # a batching backend gets full calls
     return LLMJudge(
         backend, spec.identity, prompt, parser, labels=labels, settings=judge_settings, batch_size=batch_size
     )

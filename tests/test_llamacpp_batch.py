@@ -1,0 +1,132 @@
+"""Batched decoding of the llamacpp backend on the real embedded SmolLM2 GGUF: the same answers as one request
+at a time through llama-cpp-python, the same answer for the same request key on a rerun, a failing request that
+leaves the others of its batch answered, and a cancelled call that stops the decoding thread."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from trusteval.models import BackendSettings, ModelSpec
+from trusteval.models import llamacpp as backend_module
+from trusteval.records import GenerationParams, Request
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("llama_cpp")
+
+TOPICS = ["the sea", "a bicycle", "winter", "a library", "coffee", "mountains", "a lost key", "a robot"]
+
+
+def _requests(temperature: float, max_tokens: int = 16, seed: int = 42, n: int = 6) -> list[Request]:
+    params = GenerationParams(temperature=temperature, top_p=0.9, max_new_tokens=max_tokens)
+    return [
+        Request.build("test", (("user", f"Write one sentence about {topic}."),), params, seed) for topic in TOPICS[:n]
+    ]
+
+
+def _backend(options: str) -> backend_module.LlamaCppBackend:
+    spec = ModelSpec.parse(f"llamacpp:smollm2?n_threads=1&n_ctx=256&{options}")
+    return backend_module.create(spec, BackendSettings())
+
+
+@pytest.fixture(scope="module")
+def batched():
+    backend = _backend("batch=4")
+    yield backend
+    asyncio.run(backend.aclose())
+
+
+@pytest.fixture(scope="module")
+def single():
+    backend = _backend("batch=1")
+    yield backend
+    asyncio.run(backend.aclose())
+
+
+def _texts(backend, requests):
+    generations = asyncio.run(backend.generate(requests))
+    assert all(g.ok for g in generations), [g.error for g in generations]
+    return [g.text for g in generations]
+
+
+def test_batched_greedy_answers_equal_one_at_a_time(batched, single):
+    requests = _requests(temperature=0.0)
+    assert batched.batch_size > 1 and single.batch_size == 1
+    assert _texts(batched, requests) == _texts(single, requests)
+
+
+def test_sampled_answers_follow_each_request_seed_as_one_at_a_time(batched, single):
+    requests = _requests(temperature=0.8, seed=7, n=4)
+    together = _texts(batched, requests)
+    assert together == _texts(single, requests)
+    assert together == _texts(batched, requests[::-1])[::-1]  # same key, same text, whatever its neighbours
+    other_seed = _texts(batched, _requests(temperature=0.8, seed=8, n=4))
+    assert other_seed != together
+
+
+def test_a_request_too_long_for_the_context_fails_alone(batched, single):
+    requests = _requests(temperature=0.0, n=3)
+    params = requests[0].params
+    too_long = Request.build("test", (("user", "word " * 400),), params, 42)
+    mixed = [requests[0], too_long, *requests[1:]]
+    generations = asyncio.run(batched.generate(mixed))
+    assert [g.ok for g in generations] == [True, False, True, True]
+    assert "exceed context window of 256" in (generations[1].error or "")
+    assert [g.text for g in generations if g.ok] == _texts(single, requests)
+
+
+def test_a_cancelled_call_stops_decoding_and_the_backend_answers_again(batched):
+    requests = _requests(temperature=0.0, max_tokens=200)
+
+    async def cancel_soon() -> float:
+        task = asyncio.ensure_future(batched.generate(requests))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        started = time.perf_counter()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert batched._running is not None and batched._running.done()  # the thread has stopped
+        return time.perf_counter() - started
+
+    asyncio.run(cancel_soon())
+    again = _requests(temperature=0.0, n=2)
+    assert _texts(batched, again) == _texts(batched, again)
+
+
+def test_the_batch_option_is_operational_and_checked():
+    assert ModelSpec.parse("llamacpp:smollm2?batch=1").identity == ModelSpec.parse("llamacpp:smollm2").identity
+    from trusteval.errors import UsageError
+
+    with pytest.raises(UsageError, match="batch"):
+        backend_module.preflight(ModelSpec.parse("llamacpp:smollm2?batch=0"), BackendSettings())
+
+
+def test_a_call_far_below_the_best_rate_so_far_prints_one_hint(capsys):
+    from trusteval.models.llamacpp_rate import RateWatch
+    from trusteval.records import Generation
+
+    def call(tokens: int) -> list[Generation]:
+        return [Generation(key=str(i), text="x", completion_tokens=tokens // 4) for i in range(4)]
+
+    watch = RateWatch(threads=2)
+    assert watch.observe(call(400), 4.0) is None  # 100 tokens/s: the reference
+    assert watch.observe(call(100), 4.0) is None  # too few tokens to judge
+    assert watch.observe(call(400), 8.0) is None  # 50 tokens/s: not far below
+    hint = watch.observe(call(400), 20.0)  # 20 tokens/s
+    assert hint is not None and "20 tokens/s, 20% of the 100 tokens/s" in hint and "?n_threads=1" in hint
+    assert watch.observe(call(400), 40.0) is None  # once per run
+    assert capsys.readouterr().err.count("warning: llamacpp decodes") == 1
+
+
+LOADS = [(0.1, 2, 2), (0.6, 2, 2), (0.8, 2, 1), (2.3, 2, 1), (1.2, 8, 7), (30.0, 8, 1)]
+
+
+@pytest.mark.parametrize(("load", "cores", "expected"), LOADS)
+def test_the_default_thread_count_leaves_the_busy_cores_alone(monkeypatch, load, cores, expected):
+    from trusteval.models import llamacpp_rate
+
+    monkeypatch.setattr(llamacpp_rate.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(llamacpp_rate, "usable_cores", lambda: cores)
+    assert llamacpp_rate.default_threads() == expected
