@@ -22,8 +22,11 @@ class Spy:
             searches.append(name)
         return None
 
-if "--with-trusteval" in sys.argv:
-    import trusteval.models.openai
+if "--import" in sys.argv or "--backend" in sys.argv:
+    from trusteval.models import BackendSettings, ModelSpec
+    from trusteval.models.openai import create
+if "--backend" in sys.argv:
+    create(ModelSpec.parse("openai:m?base_url=http://127.0.0.1:9/v1"), BackendSettings())
 sys.meta_path.insert(0, Spy)
 from httpcore._synchronization import current_async_library
 
@@ -49,7 +52,13 @@ def test_without_sniffio_httpcore_searches_for_it_on_every_call():
 
 @pytest.mark.slow
 def test_the_backend_records_sniffio_as_missing_once():
-    assert sniffio_searches("--with-trusteval") == "{'asyncio'} 0"
+    assert sniffio_searches("--backend") == "{'asyncio'} 0"
+
+
+@pytest.mark.slow
+def test_importing_the_backend_leaves_sys_modules_alone():
+    """The workaround is applied when a backend is created, not as a side effect of an import."""
+    assert sniffio_searches("--import") == "{'asyncio'} 20"
 
 
 FIRST_IMPORTS = """

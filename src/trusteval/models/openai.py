@@ -92,12 +92,13 @@ def record_missing_sniffio() -> None:
     """httpcore runs `import sniffio` several times per request to tell asyncio from trio, and sniffio is
     optional (anyio 4 no longer installs it). A failed import is not remembered, so without sniffio each one
     searches sys.path again: about 0.1 ms, 0.5 s of CPU per 500 requests. Recording it as missing (None in
-    sys.modules) makes the same ImportError immediate; httpcore then assumes asyncio, as it did."""
+    sys.modules) makes the same ImportError immediate; httpcore then assumes asyncio, as it did.
+
+    Called where the cost is paid, when a backend is created (its async clients are the ones that ask), not
+    when this module is imported: importing trusteval leaves sys.modules as it was. The Perspective scorer's
+    client is synchronous and never asks."""
     if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]  # None: "not importable"
-
-
-record_missing_sniffio()
 
 
 class ResponseTooLarge(Exception):
@@ -196,6 +197,7 @@ class OpenAIBackend:
     batch_size = 1
 
     def __init__(self, spec: ModelSpec, config: OpenAIConfig, replicas: Sequence[Replica]) -> None:
+        record_missing_sniffio()
         self.spec = spec
         self.config = config
         backoff = {"backoff_base_s": config.backoff_base_s, "backoff_max_s": config.backoff_max_s}
