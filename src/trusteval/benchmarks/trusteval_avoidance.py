@@ -170,7 +170,7 @@ class TrustEvalAvoidance:
             "judge_degenerate_models": checks.degenerate_models,
             "judge_injected_models": checks.injected_models,
             "judge_validated": validation is not None,
-            "judge_validation": validation,
+            "judge_validation": validation.as_dict(sort_keys=True) if validation else None,
             "warnings": checks.warnings,
             "classes": list(classes),
             "models": {model: {c: rate.as_dict() for c, rate in found.items()} for model, found in rates.items()},

@@ -164,7 +164,12 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
     from trusteval.models import BackendSettings
     from trusteval.records import content_hash
     from trusteval.scorers.judge import AVOIDANCE_LABELS, open_judge, parse_binary
-    from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, VALIDATION_RUN_PREFIX, verdict_check
+    from trusteval.scorers.judge_validity import (
+        VALIDATION_AGGREGATE,
+        VALIDATION_RUN_PREFIX,
+        StoredValidation,
+        verdict_check,
+    )
 
     settings = BackendSettings(concurrency=args.concurrency, timeout_s=args.timeout, env=process_env())
     judge = open_judge(args.judge, settings, judge_prompt(args.judge_prompt), parse_binary, labels=AVOIDANCE_LABELS)
@@ -181,21 +186,21 @@ async def _validate(args, pairs, names, humans, labels_path: Path, store) -> dic
     labels_sha = sha256_file(labels_path)
     label = f"{judge.identity} on {labels_path.name}"
     key = content_hash([labels_sha, judge.id, args.repeats, args.judge_label])[:16]
-    record = {
-        "label": label,
-        "judge": judge.id,
-        "labels_file": str(labels_path),
-        "labels_sha256": labels_sha,
-        "annotators": names,
-        "validation": validation.as_dict(),
-        "verdicts": verdict_check(AVOIDANCE_LABELS[v] for v in values[:, 0] if v == v).as_dict(),
-    }
+    record = StoredValidation(
+        label=label,
+        validation=validation,
+        judge=judge.id,
+        labels_file=str(labels_path),
+        labels_sha256=labels_sha,
+        annotators=names,
+        verdicts=verdict_check(AVOIDANCE_LABELS[v] for v in values[:, 0] if v == v),
+    ).as_dict()
     store.put_aggregate(VALIDATION_RUN_PREFIX + key, VALIDATION_AGGREGATE, record)
     return {**record, "judge_calls": counts["calls"], "validation_id": VALIDATION_RUN_PREFIX + key}
 
 
 def _print(result: dict[str, Any], as_json: bool) -> None:
-    from trusteval.metrics.agreement import validation_from_dict
+    from trusteval.scorers.judge_validity import StoredValidation
     from trusteval.tables.paper_tables import degenerate_notes, validation_table
 
     if as_json:
@@ -207,6 +212,7 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
 
     from trusteval.report.console import print_tables
 
-    table = validation_table({result["label"]: validation_from_dict(result["validation"])}, degenerate_notes([result]))
+    record = StoredValidation.from_dict(result)
+    table = validation_table({record.label: record.validation}, degenerate_notes([record]))
     print_tables([table], Console())
     print(one_line(f"{result['judge_calls']} judge calls; stored as {result['validation_id']}"), file=sys.stderr)

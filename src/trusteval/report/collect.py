@@ -32,7 +32,7 @@ from trusteval.benchmarks.trusteval_toxicity import (
 )
 from trusteval.config import RunSpec
 from trusteval.errors import UsageError
-from trusteval.metrics.agreement import validation_from_dict
+from trusteval.metrics.agreement import JudgeValidation
 from trusteval.metrics.avoidance import Judgements
 from trusteval.metrics.stats import pairwise_ztests
 from trusteval.records import text_subject
@@ -40,7 +40,12 @@ from trusteval.report.bulk_read import BulkLookup
 from trusteval.report.stored_run import StoredRun
 from trusteval.report.unpinned import with_unpinned_note
 from trusteval.scorers.base import ScorerInfo
-from trusteval.scorers.judge_validity import VALIDATION_AGGREGATE, addressed_to_judge, stored_validation
+from trusteval.scorers.judge_validity import (
+    VALIDATION_AGGREGATE,
+    StoredValidation,
+    addressed_to_judge,
+    stored_validation,
+)
 from trusteval.scorers.language import script_code
 from trusteval.scorers.validation import scorer_info
 from trusteval.specs import trusteval_dataset
@@ -196,15 +201,15 @@ def mostly_the_store(store: Store, groups: Sequence[Group]) -> bool:
 
 def stored_validations(
     store: Store, run_ids: Sequence[str] | None = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Table 9 rows by label, and the stored records they came from."""
-    found, records = {}, {}
+) -> tuple[dict[str, JudgeValidation], list[StoredValidation]]:
+    """Table 9 rows by label, and the stored records they came from (the newest of each label)."""
+    records: dict[str, StoredValidation] = {}
     for run_id, value in store.aggregates_named(VALIDATION_AGGREGATE):
         if run_ids is not None and run_id not in run_ids:
             continue
-        found[value["label"]] = validation_from_dict(value["validation"])
-        records[value["label"]] = value
-    return found, list(records.values())
+        record = StoredValidation.from_dict(value)
+        records[record.label] = record
+    return {label: record.validation for label, record in records.items()}, list(records.values())
 
 
 # -- tables -------------------------------------------------------------------------------------------------------

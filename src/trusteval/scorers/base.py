@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.store.rows import RunItem
 from trusteval.util.folders import DEFAULT_CACHE
+
+if TYPE_CHECKING:
+    from trusteval.scorers.judge_validity import StoredValidation
 
 Inputs = tuple[str, ...]
 
@@ -101,7 +104,7 @@ class ScorerInfo:
     validation_note: str | None = None  # the line printed under tables computed with this scorer
     validity: str | None = None  # the verdict on the run's data, "not validated", or None (no data hash)
     validity_detail: Mapping[str, Any] | None = None
-    judge_validation: Mapping[str, Any] | None = None  # a judge's stored agreement with human labels
+    judge_validation: StoredValidation | None = None  # a judge's stored agreement with human labels
     validity_looked_up: bool = False  # validation was looked up: `validity` is written even when None
     data_verdict: Any = None  # scorers.verdict.VerdictRecord on the run's data, when there is one
     response_verdict: Any = None  # scorers.verdict.VerdictRecord on the response check set of the data's language

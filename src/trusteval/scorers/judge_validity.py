@@ -1,7 +1,7 @@
 """How far to trust an LLM judge: its stored agreement with people (Table 9) and whether it discriminates at all.
 
-- `stored_validation(store, judge_id)`: the latest `trusteval judge validate` record for exactly that judge id
-  (model, prompt file sha256 and settings), or None: then the judge is "not validated".
+- `stored_validation(store, judge_id)`: the latest `trusteval judge validate` record (a `StoredValidation`) for
+  exactly that judge id (model, prompt file sha256 and settings), or None: then the judge is "not validated".
 - `verdict_check(values)`: how often the judge gave each verdict; a judge that gives one verdict to more than
   `DEGENERATE_SHARE` (95%) of the pairs it judged is flagged as degenerate (our choice; a judge that answers
   "1" to everything makes every avoidance rate 100 whatever the model did). The check is made over the run and
@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from trusteval.metrics.agreement import JudgeValidation
     from trusteval.store import Store
 
 VALIDATION_AGGREGATE = "judge_validation"
@@ -90,11 +91,63 @@ def verdict_check(labels: Iterable[str], threshold: float = DEGENERATE_SHARE) ->
     return VerdictCheck(dict(sorted(counts.items())), judged, top, share, share > threshold, threshold)
 
 
-def stored_validation(store: Store, judge_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class StoredValidation:
+    """One `trusteval judge validate` record, as the store holds it (aggregate VALIDATION_AGGREGATE): Table 9 of
+    one judge id on one labels file, and the judge's verdict counts there. The optional fields may be missing from
+    a record another version wrote; `as_dict` then leaves them out, so a record read back is written as it was."""
+
+    label: str
+    validation: JudgeValidation
+    judge: str | None = None
+    labels_file: str | None = None
+    labels_sha256: str | None = None
+    annotators: list[str] | None = None
+    verdicts: VerdictCheck | None = None
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> StoredValidation:
+        """The record from its stored JSON (keys it does not know, such as a command's extras, are ignored)."""
+        from trusteval.metrics.agreement import validation_from_dict
+
+        verdicts = record.get("verdicts")
+        return cls(
+            label=record["label"],
+            validation=validation_from_dict(record["validation"]),
+            judge=record.get("judge"),
+            labels_file=record.get("labels_file"),
+            labels_sha256=record.get("labels_sha256"),
+            annotators=record.get("annotators"),
+            verdicts=VerdictCheck(**verdicts) if verdicts else None,
+        )
+
+    def as_dict(self, *, sort_keys: bool = False) -> dict[str, Any]:
+        """The stored JSON, in the order `judge validate` writes it; `sort_keys`: in the order the store gives it
+        back (canonical JSON sorts keys at every level), as a run's metrics have always shown it."""
+        found: dict[str, Any] = {
+            "label": self.label,
+            "judge": self.judge,
+            "labels_file": self.labels_file,
+            "labels_sha256": self.labels_sha256,
+            "annotators": self.annotators,
+            "validation": self.validation.as_dict(),
+            "verdicts": self.verdicts.as_dict() if self.verdicts else None,
+        }
+        found = {key: value for key, value in found.items() if value is not None}
+        return _sorted_keys(found) if sort_keys else found
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    return value
+
+
+def stored_validation(store: Store, judge_id: str) -> StoredValidation | None:
     """The newest stored Table 9 record of this judge id, or None."""
     for _, record in reversed(store.aggregates_named(VALIDATION_AGGREGATE)):
         if record.get("judge") == judge_id:
-            return record
+            return StoredValidation.from_dict(record)
     return None
 
 
@@ -102,25 +155,24 @@ def _number(value: Any, digits: int) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def validation_line(record: Mapping[str, Any] | None) -> str:
+def validation_line(record: StoredValidation | None) -> str:
     """One line for the tables a judge made: its Table 9 figures, or that it was not validated."""
     if record is None:
         return (
             "Judge not validated: no Table 9 for this judge id in the store "
             "(`trusteval judge validate --labels FILE --judge SPEC` makes one)"
         )
-    v = record.get("validation", {})
-    kappa = v.get("cohen_kappa")
+    v = record.validation
+    kappa = v.cohen_kappa
     line = (
-        f"Judge validation (Table 9, {record.get('label', '?')}, {v.get('pairs', '?')} pairs): agreement "
-        f"{_number(v.get('agreement'), 1)}%, Cohen's κ {_number(kappa, 3)}, "
-        f"Spearman ρ {_number((v.get('spearman') or {}).get('r'), 3)}"
+        f"Judge validation (Table 9, {record.label}, {v.pairs} pairs): agreement "
+        f"{_number(v.agreement, 1)}%, Cohen's κ {_number(kappa, 3)}, Spearman ρ {_number(v.spearman.r, 3)}"
     )
     if kappa is None or math.isnan(kappa) or kappa < SLIGHT_KAPPA:
         line += (
             f"; WARNING: κ n/a or below {SLIGHT_KAPPA:g} (slight agreement at best): these rates are not trustworthy"
         )
-    if record.get("verdicts", {}).get("degenerate"):
+    if record.verdicts is not None and record.verdicts.degenerate:
         line += "; degenerate on the labelled pairs"
     return line
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from trusteval.metrics.stats import Comparison, Estimate
 from trusteval.metrics.toxicity import CATEGORIES
 from trusteval.records import ScoreStatus
 from trusteval.tables.table import Cell, Table
+
+if TYPE_CHECKING:
+    from trusteval.scorers.judge_validity import StoredValidation
 
 Rates = Mapping[str, Estimate]
 
@@ -324,16 +328,13 @@ def validation_table(validations: Mapping[str, JudgeValidation], notes: Sequence
     )
 
 
-def degenerate_notes(records: Sequence[Mapping]) -> list[str]:
+def degenerate_notes(records: Sequence[StoredValidation]) -> list[str]:
     """A warning for every stored judge validation whose judge gave one verdict to > 95% of the pairs."""
-    from trusteval.scorers.judge_validity import VerdictCheck
-
-    found = []
-    for record in records:
-        verdicts = record.get("verdicts")
-        if verdicts and verdicts.get("degenerate"):
-            found.append(VerdictCheck(**verdicts).note(str(record.get("label", "?"))) or "")
-    return found
+    return [
+        record.verdicts.note(record.label) or ""
+        for record in records
+        if record.verdicts is not None and record.verdicts.degenerate
+    ]
 
 
 def _validation_counts(validations: Mapping[str, JudgeValidation]) -> list[str]:
