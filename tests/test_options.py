@@ -157,7 +157,7 @@ def test_scorer_errors_come_through_load_scorer_in_one_line(tmp_path) -> None:
         load_scorer("en-tfidf?treshold=0.4", context)
     assert str(error.value) == (
         "spec 'en-tfidf?treshold=...': unknown option 'treshold'. Did you mean 'threshold'? "
-        "Known: data, groups, threshold"
+        "Known: data, groups, refusal, threshold, version"
     )
     with pytest.raises(UsageError, match=r"^spec 'cold-tfidf\?threshold=\.\.\.': option 'threshold' must be a "):
         load_scorer("cold-tfidf?threshold=high", context)
