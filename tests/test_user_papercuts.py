@@ -96,8 +96,10 @@ def test_refusals_are_not_among_the_most_toxic():
 def test_require_valid_scorer_explains_label_free_trustgpt_data(tmp_path, data_dir, cache_dir, calm_backend):
     spec = {"store": str(tmp_path / "ws"), "data_dir": str(data_dir), "cache_dir": str(cache_dir), "seeds": [42],
             "benchmark": "trustgpt-toxicity", "models": ["calm:a"], "options": {"norms": "2"},
-            "require_valid_scorer": True}  # fmt: skip
-    with pytest.raises(UsageError, match="carries no toxicity labels, so no scorer can be validated on it"):
+            "require_valid_scorer": True, "scorer": "en-tfidf?version=2"}  # fmt: skip
+    # The norms carry no toxicity labels: only the verdict on model responses can be checked, and the refusal
+    # says so (en-tfidf@2 is invalid on responses; version 3, the default, is valid there and the run goes on).
+    with pytest.raises(UsageError, match=r"the run's data has no toxicity labels \(e\.g\. TrustGPT's norms\)"):
         trusteval.run(spec, env={})
 
 
