@@ -26,6 +26,7 @@ from typing import Any
 
 from trusteval.errors import DataError, UsageError
 from trusteval.util.atomic import atomic_target, write_atomic
+from trusteval.util.folders import DEFAULT_CACHE
 
 DOWNLOAD_TIMEOUT_S = 120.0
 VERIFIED_CACHE = "verified.json"
@@ -40,7 +41,7 @@ class DataContext:
     `allow_unpinned`); the caller records them with the run."""
 
     data_dir: Path | None = None
-    cache_dir: Path = Path.home() / ".cache" / "trusteval" / "data"
+    cache_dir: Path = DEFAULT_CACHE / "data"
     allow_download: bool = False
     allow_unpinned: bool = False
     unpinned: list[str] = field(default_factory=list, compare=False)
