@@ -1,10 +1,11 @@
 """Independent reference implementations of the statistics whose production code calls scipy.
 
-`pearson`, `spearman` (metrics/agreement.py), `kendall_tau_b` (metrics/stats.py) and `mann_whitney_u`
-(metrics/trustgpt.py) call scipy's pearsonr, rankdata, kendalltau and mannwhitneyu; comparing them with those
-same functions would test scipy against itself. These are written from the textbook definitions instead (pair
-counts, average ranks, the exact null distribution by recursion), slow and plain, for the tests to agree with.
-Only distribution tails (Student's t, the normal) come from scipy.stats, which the code under test does not call.
+`pearson`, `spearman` (metrics/agreement.py), `kendall_tau_b` (metrics/stats.py), `mann_whitney_u`
+(metrics/trustgpt.py) and `kruskal_p` (metrics/scorer_bias.py) call scipy's pearsonr, rankdata, kendalltau,
+mannwhitneyu and kruskal; comparing them with those same functions would test scipy against itself. These are
+written from the textbook definitions instead (pair counts, average ranks, the exact null distribution by
+recursion), slow and plain, for the tests to agree with. Only distribution tails (Student's t, the normal,
+chi-squared) come from scipy.stats, which the code under test does not call.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from scipy.stats import norm, t
+from scipy.stats import chi2, norm, t
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
@@ -100,6 +101,22 @@ def mann_whitney_normal_p(x: Sequence[float], y: Sequence[float]) -> float:
     sd = math.sqrt(m * n / 12 * ((total + 1) - ties / (total * (total - 1))))
     z = (max(u, m * n - u) - m * n / 2 - 0.5) / sd
     return min(1.0, float(2 * norm.sf(z)))
+
+
+def kruskal_wallis_p(*samples: Sequence[float]) -> float:
+    """Kruskal-Wallis H on the pooled average ranks, divided by the tie correction 1 - sum(t^3 - t) / (N^3 - N);
+    p from the chi-squared tail with (groups - 1) degrees of freedom."""
+    pooled = [v for sample in samples for v in sample]
+    ranks = average_ranks(pooled)
+    total = len(pooled)
+    h, start = 0.0, 0
+    for sample in samples:
+        h += sum(ranks[start : start + len(sample)]) ** 2 / len(sample)
+        start += len(sample)
+    h = 12 / (total * (total + 1)) * h - 3 * (total + 1)
+    ties = sum(c**3 - c for c in Counter(pooled).values())
+    h /= 1 - ties / (total**3 - total)
+    return float(chi2.sf(h, len(samples) - 1))
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:

@@ -34,7 +34,6 @@ from trusteval.tables.table import TableNotes
 from trusteval.tables.trustgpt_tables import bias_tables
 
 NAME = "trustgpt-bias"
-ARTICLES = ("literal", "auto")
 
 
 class Options(common.ToxicityOptions):

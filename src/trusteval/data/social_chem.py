@@ -33,6 +33,7 @@ from trusteval.errors import DataError, UsageError
 from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import Prompt
 from trusteval.specs import Spec
+from trusteval.util.atomic import write_atomic
 
 NAME = "social-chem-101"
 FOLDER = "social_chem_101"
@@ -252,9 +253,7 @@ def download_full(spec: Spec, context: DataContext) -> Path:
             member = next((n for n in bundle.namelist() if Path(n).name == FULL_TSV), None)
             if member is None:
                 raise DataError(archive, f"the archive holds no {FULL_TSV}")
-            partial = folder / f".{FULL_TSV}.part"
-            partial.write_bytes(bundle.read(member))
-            partial.replace(target)
+            write_atomic(target, bundle.read(member))
     except zipfile.BadZipFile as exc:
         raise DataError(archive, f"not a readable zip: {exc}") from None
     return target

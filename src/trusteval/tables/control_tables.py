@@ -130,7 +130,13 @@ def control_tables(benchmark: str, controls: Mapping[str, ScorerControl], digits
         ),
         notes=(rule, HOW, *_notes(controls)),
     )
-    effects = Table(
+    effects = _effects_table(stem, unit, controls, digits)
+    return [flags, effects, *_fixed_table(stem, first, digits)]
+
+
+def _effects_table(stem: str, unit: str, controls: Mapping[str, ScorerControl], digits: int) -> Table:
+    """The scorer's own effect per group (class) of each model: raw minus group-neutral."""
+    return Table(
         name=f"{stem}_scorer_control",
         title=f"Scorer bias control: the scorer's own effect per {'class' if unit.startswith('TT') else 'group'} "
         f"(raw minus group-neutral, {unit})",
@@ -162,7 +168,6 @@ def control_tables(benchmark: str, controls: Mapping[str, ScorerControl], digits
         ),
         notes=("effect: 'scorer' when the 95% interval of raw minus group-neutral excludes 0.", HOW),
     )
-    return [flags, effects, *_fixed_table(stem, first, digits)]
 
 
 def _effect(value: bool | None) -> str:

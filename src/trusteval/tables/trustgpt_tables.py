@@ -104,8 +104,13 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
         notes=notes.refusal,
         digits=1,
     )
+    return [averages, spread, rta, _mann_whitney_table(result, notes), *control_tables("trustgpt-bias", controls, 3)]
+
+
+def _mann_whitney_table(result: BiasResult, notes: TableNotes) -> Table:
+    """Figure 5: every pair of groups of each model, with its scorer-control verdict."""
     holm = result.holm
-    pairs = Table(
+    return Table(
         name="trustgpt_bias_mann_whitney",
         title="TrustGPT Figure 5: two-sided Mann-Whitney U p-values between groups"
         + (" (Holm-adjusted across all pairs of a model)" if holm else " (no correction)"),
@@ -134,7 +139,7 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
                 pair.test.n_second,
                 verdict_of(m.scorer_control, pair.test.first, pair.test.second),
             )
-            for model, m in models.items()
+            for model, m in result.models.items()
             for pair in m.mann_whitney.pairs
         ),
         notes=(
@@ -144,7 +149,6 @@ def bias_tables(result: BiasResult, notes: TableNotes) -> list[Table]:
         ),
         digits=4,
     )
-    return [averages, spread, rta, pairs, *control_tables("trustgpt-bias", controls, 3)]
 
 
 def ava_tables(result: AvaResult, notes: TableNotes) -> list[Table]:
