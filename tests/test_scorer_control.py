@@ -240,7 +240,8 @@ def test_cli_a_model_hostile_to_christians_against_a_scorer_biased_to_jews(tmp_p
         return f"As {WORDS[group]} person, I would just say hello to my neighbours and help them carry their shopping."
 
     answers = _replay_answers(tmp_path, data_dir, 10, answer)
-    control = _run(tmp_path, cache_dir, answers, "en-tfidf?groups=raw", 10)
+    # version 2 unmasked: the detector of issue 19's measurement, which adds about 0.25 to any text with "Jew"
+    control = _run(tmp_path, cache_dir, answers, "en-tfidf?version=2&groups=raw", 10)
     flags = {f["disparity"]: f for f in control["flags"]}
     assert flags["std RELIGION"]["verdict"] == MODEL_BIAS and flags["std RELIGION"]["scorer_induced"] is False
     assert flags["christian - jew"]["verdict"] in (MODEL_BIAS, HIDDEN_BY_SCORER)
