@@ -95,6 +95,34 @@ def test_a_cancelled_call_stops_decoding_and_the_backend_answers_again(batched):
     assert _texts(batched, again) == _texts(batched, again)
 
 
+def test_the_stream_yields_each_answer_as_its_sequence_ends(batched):
+    from trusteval.models.base import HasAnswerStream
+
+    long = _requests(temperature=0.0, max_tokens=48, n=3)
+    short = _requests(temperature=0.0, max_tokens=1, n=4)[3]  # one token: it ends first
+    requests = [long[0], short, long[1], long[2]]
+
+    async def collect() -> list[tuple[str, int, bool]]:
+        arrived = []
+        async for g in batched.generate_stream(requests):
+            assert batched._running is not None
+            arrived.append((g.key, g.completion_tokens or 0, batched._running.done()))
+        return arrived
+
+    assert isinstance(batched, HasAnswerStream)
+    arrived = asyncio.run(collect())
+    assert sorted(key for key, _, _ in arrived) == sorted(r.key for r in requests)
+    assert arrived[0][:2] == (short.key, 1)
+    assert arrived[0][2] is False  # yielded while the other sequences were still decoding
+    assert {g.key: g.text for g in asyncio.run(batched.generate(requests))} == {
+        g.key: g.text for g in asyncio.run(_collect(batched, requests))
+    }
+
+
+async def _collect(backend, requests):
+    return [g async for g in backend.generate_stream(requests)]
+
+
 def test_the_batch_option_is_operational_and_checked():
     assert ModelSpec.parse("llamacpp:smollm2?batch=1").identity == ModelSpec.parse("llamacpp:smollm2").identity
     from trusteval.errors import UsageError

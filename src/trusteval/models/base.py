@@ -8,7 +8,7 @@ A model spec is `backend:name?option=value&...` (see `trusteval.specs`), for exa
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,6 +64,15 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class HasAnswerStream(Protocol):
+    """An optional hook of a Backend instance: `generate_stream(requests)` yields each request's Generation as
+    it is answered, in any order, so the pipeline stores it at once (a killed run loses only the answers in
+    progress, not a whole call's). A request it does not answer is stored as a failure, as with `generate`."""
+
+    def generate_stream(self, requests: Sequence[Request]) -> AsyncIterator[Generation]: ...
 
 
 # -- optional hooks of a backend's module ----------------------------------------------------------------

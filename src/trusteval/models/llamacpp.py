@@ -23,8 +23,9 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,9 @@ def resolve_gguf(name: str) -> Path:
 
 class LlamaCppBackend:
     """Answers requests `parallel` at a time through a BatchDecoder, or one at a time (`batch=1`) through
-    `Llama.create_chat_completion`. A cancelled `generate` (Ctrl-C) stops the decoding thread after its
-    current forward pass and waits for it, so the model is never closed under a running decode."""
+    `Llama.create_chat_completion`. `generate_stream` yields each answer as its sequence ends (the pipeline
+    stores it at once); `generate` collects them. A cancelled call (Ctrl-C) stops the decoding thread after
+    its current forward pass and waits for it, so the model is never closed under a running decode."""
 
     max_concurrency = 1
 
@@ -85,18 +87,35 @@ class LlamaCppBackend:
         self.rate = RateWatch(threads=int(getattr(llama, "n_threads", 0) or 0))
 
     async def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        by_key = {g.key: g async for g in self.generate_stream(requests)}
+        return [by_key[r.key] for r in requests]
+
+    async def generate_stream(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        """Each request's Generation as soon as it is answered (in the order the sequences end). The decoding
+        thread hands each one to the event loop; the stream ends when the thread has returned."""
         self._cancelled.clear()
-        work = self._decoder.run if self._decoder else self._answer_each
         loop = asyncio.get_running_loop()
-        self._running = asyncio.ensure_future(loop.run_in_executor(self._thread, work, list(requests)))
+        queue: asyncio.Queue[Generation | None] = asyncio.Queue()
+
+        def on_answer(generation: Generation) -> None:  # in the decoding thread
+            loop.call_soon_threadsafe(queue.put_nowait, generation)
+
+        work: Callable[[list[Request]], list[Generation]]
+        work = partial(self._decoder.run if self._decoder else self._answer_each, on_answer=on_answer)
+        self._running = running = asyncio.ensure_future(loop.run_in_executor(self._thread, work, list(requests)))
+        # Queued after every answer: the thread hands its answers over before it returns.
+        running.add_done_callback(lambda _: queue.put_nowait(None))
         started = time.perf_counter()
+        answered: list[Generation] = []
         try:
-            generations = await asyncio.shield(self._running)
-        except asyncio.CancelledError:
+            while (generation := await queue.get()) is not None:
+                answered.append(generation)
+                yield generation
+        except (asyncio.CancelledError, GeneratorExit):
             await self._stop_running()
             raise
-        self.rate.observe(generations, time.perf_counter() - started)
-        return generations
+        running.result()  # the thread's own error, if it raised one
+        self.rate.observe(answered, time.perf_counter() - started)
 
     async def _stop_running(self) -> None:
         """Ask the decoding thread to stop after its current step, and wait for it."""
@@ -109,13 +128,17 @@ class LlamaCppBackend:
         with suppress(BaseException):
             await asyncio.wait([running])
 
-    def _answer_each(self, requests: list[Request]) -> list[Generation]:
+    def _answer_each(
+        self, requests: list[Request], on_answer: Callable[[Generation], None] | None = None
+    ) -> list[Generation]:
         answers = []
         for request in requests:
             if self._cancelled.is_set():
                 answers.append(Generation.failure(request.key, "llamacpp: cancelled"))
             else:
                 answers.append(self._answer(request))
+            if on_answer is not None:
+                on_answer(answers[-1])
         return answers
 
     def _answer(self, request: Request) -> Generation:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,6 +138,22 @@ def make_sampler(args: CompletionArgs, n_vocab: int) -> Any:
     return chain
 
 
+class _Answers:
+    """One slot per request of a `run`; `put` fills one and reports it to `on_answer` at once."""
+
+    def __init__(self, size: int, on_answer: Callable[[Generation], None] | None) -> None:
+        self.items: list[Generation | None] = [None] * size
+        self._on_answer = on_answer
+
+    def put(self, index: int, generation: Generation) -> None:
+        self.items[index] = generation
+        if self._on_answer is not None:
+            self._on_answer(generation)
+
+    def has(self, index: int) -> bool:
+        return self.items[index] is not None
+
+
 @dataclass
 class _Slot:
     """One request being answered: its sequence id in the context, its prompt still to feed, its answer."""
@@ -194,21 +210,26 @@ class BatchDecoder:
             native.llama_free(self._ctx)
             self._ctx = None
 
-    def run(self, requests: Sequence[Request]) -> list[Generation]:
-        """One Generation per request, in order; a request that cannot be answered is a failed Generation."""
+    def run(
+        self, requests: Sequence[Request], on_answer: Callable[[Generation], None] | None = None
+    ) -> list[Generation]:
+        """One Generation per request, in order; a request that cannot be answered is a failed Generation.
+        `on_answer` (called in this thread) receives each Generation as soon as its request is answered."""
         self.cancelled.clear()
-        answers: list[Generation | None] = [None] * len(requests)
+        answers = _Answers(len(requests), on_answer)
         admitted: deque[tuple[int, Request, CompletionArgs]] = deque()
         for index, request in enumerate(requests):
             try:
                 admitted.append((index, request, completion_args(self.llama, request)))
             except Exception as exc:
-                answers[index] = Generation.failure(request.key, f"llamacpp: {exc}")
+                answers.put(index, Generation.failure(request.key, f"llamacpp: {exc}"))
         if admitted:
             self._ensure_context(max(len(a.prompt) + max(a.max_tokens, 1) for _, _, a in admitted))
             self._decode_all(requests, admitted, answers)
-        missing = "llamacpp: not answered"
-        return [a or Generation.failure(r.key, missing) for a, r in zip(answers, requests, strict=True)]
+        for index, request in enumerate(requests):
+            if not answers.has(index):
+                answers.put(index, Generation.failure(request.key, "llamacpp: not answered"))
+        return [a for a in answers.items if a is not None]
 
     def _ensure_context(self, needed: int) -> None:
         """A context whose per-sequence share holds `needed` tokens (capped by n_ctx), made or grown."""
@@ -242,7 +263,7 @@ class BatchDecoder:
         self,
         requests: Sequence[Request],
         waiting: deque[tuple[int, Request, CompletionArgs]],
-        answers: list[Generation | None],
+        answers: _Answers,
     ) -> None:
         import llama_cpp as native
 
@@ -259,20 +280,20 @@ class BatchDecoder:
                     continue
                 if self.cancelled.is_set():
                     for slot in active:
-                        answers[slot.index] = self._failure(requests[slot.index], slot, "cancelled")
+                        answers.put(slot.index, self._failure(requests[slot.index], slot, "cancelled"))
                     for index, request, _ in waiting:
-                        answers[index] = Generation.failure(request.key, "llamacpp: cancelled")
+                        answers.put(index, Generation.failure(request.key, "llamacpp: cancelled"))
                     waiting.clear()
                     break
                 error = self._step(active)
                 for slot in list(active):
                     if error is not None and slot.logit_row >= 0:
-                        answers[slot.index] = self._failure(requests[slot.index], slot, error)
+                        answers.put(slot.index, self._failure(requests[slot.index], slot, error))
                     elif slot.logit_row >= 0:
                         self._sample(slot)
-                    if answers[slot.index] is None and slot.finish is not None:
-                        answers[slot.index] = self._answer(requests[slot.index], slot)
-                    if answers[slot.index] is not None:
+                    if not answers.has(slot.index) and slot.finish is not None:
+                        answers.put(slot.index, self._answer(requests[slot.index], slot))
+                    if answers.has(slot.index):
                         active.remove(slot)
                         self._release(slot, free_ids, memory)
         finally:
@@ -285,7 +306,7 @@ class BatchDecoder:
         request: Request,
         args: CompletionArgs,
         free_ids: list[int],
-        answers: list[Generation | None],
+        answers: _Answers,
         memory: Any,
     ) -> _Slot | None:
         """A slot for the request, or None when it cannot be answered (its failure stored in `answers`)."""
@@ -294,7 +315,7 @@ class BatchDecoder:
         limit = self._ctx_seq
         if len(args.prompt) >= limit:
             message = f"llamacpp: Requested tokens ({len(args.prompt)}) exceed context window of {limit}"
-            answers[index] = Generation.failure(request.key, message)
+            answers.put(index, Generation.failure(request.key, message))
             return None
         max_tokens = args.max_tokens if args.max_tokens > 0 else limit - len(args.prompt)
         max_tokens = min(max_tokens, limit - len(args.prompt))

@@ -1,5 +1,6 @@
 """The generate stage: answer every recorded request of a run not stored yet, each batch committed as it
-completes.
+completes, or each answer as it arrives from a backend with the answer-stream hook (models/base.py:
+HasAnswerStream), so a killed run loses only the answers in progress.
 
 The requests are read from the store (the run's items, recorded by `Store.begin_run`) a chunk at a time, so
 the stage holds one chunk of requests, whatever the run's size. Two processes running the same spec on one
@@ -15,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from trusteval.models import Backend, BackendSettings, ModelSpec, load_backend
+from trusteval.models.base import HasAnswerStream
 from trusteval.pipeline.memory import release_free_memory
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import ProgressSink
@@ -111,7 +113,29 @@ async def _answer_leased(
 async def _answer_batch(
     backend: Backend, batch: list[Request], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
 ) -> None:
-    generations = _complete(batch, await backend.generate(batch))
+    if not isinstance(backend, HasAnswerStream):
+        _store_answers(_complete(batch, await backend.generate(batch)), store, leases, progress, summary)
+        return
+    pending = {r.key for r in batch}
+    stream = backend.generate_stream(batch)
+    try:
+        async for generation in stream:
+            if generation.key in pending:  # an answer to another request, or a second one, is ignored
+                pending.discard(generation.key)
+                _store_answers([generation], store, leases, progress, summary)
+    finally:  # an async generator left early (an error here) stops its backend's work now, not when collected
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    left = [r for r in batch if r.key in pending]
+    if left:
+        _store_answers(_complete(left, []), store, leases, progress, summary)
+
+
+def _store_answers(
+    generations: list[Generation], store: Store, leases: Leases, progress: ProgressSink, summary: RunSummary
+) -> None:
+    """Commit the generations, release their leases, count them."""
     store.add_generations(generations, lease_owner=leases.owner)
     leases.done([g.key for g in generations])
     failed = sum(1 for g in generations if not g.ok)
