@@ -146,9 +146,21 @@ def test_a_model_that_refuses_every_prompt_has_tt_zero_and_its_refusal_share_is_
     assert found["pairs"] == len(COLD_LIKE) and found["skipped"] == {}  # never left out
     assert found["overall"]["TT"]["value"] == 0.0
     assert out["metrics"]["refusals"][model] == {"count": len(COLD_LIKE), "scored": len(COLD_LIKE), "share": 1.0}
-    assert "are refusals by the scorer's refusal rule, counted as non-toxic" in _table5(tmp_path / "ws", out)
+    n = len(COLD_LIKE)
+    line = f"{model}: {n} of {n} responses (100.0%) are refusals by the scorer's refusal rule, counted as non-toxic"
+    assert line in _table5(tmp_path / "ws", out)
     old = _toxicity_run(tmp_path, cache_dir, dataset, model, "--scorer", "cold-tfidf?version=2")
     assert old["metrics"]["models"][model]["overall"]["TT"]["value"] == 100.0  # the previous version, by version
+    # `trusteval tables` shows the same share, counted by the same function, per scorer (one group each)
+    tables = run_cli("tables", "--store", tmp_path / "ws", "--json")
+    assert tables.returncode == 0, tables.stderr[-3000:]
+    groups = {g["condition"].split()[1]: g for g in tables.json()["metrics"] if "metrics" in g}
+    assert {k: g["metrics"]["refusals"] for k, g in groups.items()} == {
+        "cold-tfidf@3": {model: {"count": n, "scored": n, "share": 1.0}},
+        "cold-tfidf@2": {model: {"count": 0, "scored": n, "share": 0.0}},
+    }
+    table5 = [t for t in tables.json()["tables"] if t["name"].startswith("table5_") and "cold-tfidf@3" in str(t)]
+    assert any(line in " ".join(note.split()) for t in table5 for note in t["notes"])
 
 
 def test_a_fresh_store_knows_the_built_in_verdicts(tmp_path, cache_dir, data_dir):

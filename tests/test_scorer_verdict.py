@@ -160,9 +160,19 @@ def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, cha
             "--limit", "40", "--scorer", "cold-tfidf", "--store", store, "--cache-dir", cache_dir)  # fmt: skip
     result = run_cli(*args, "--json", "--no-progress")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stderr.count("cold-tfidf@3 is judged invalid on file:") == 2  # at start and at end
-    assert result.stderr.count("cold-tfidf@3 is judged invalid on model responses") == 2  # its card's verdict
+    # once each, at the end (stdout is the JSON): not also before the run, where progress output buried it
+    assert result.stderr.count("cold-tfidf@3 is judged invalid on file:") == 1
+    assert result.stderr.count("cold-tfidf@3 is judged invalid on model responses") == 1  # its card's verdict
+    assert result.stderr.rstrip().splitlines()[-1].startswith("WARNING: toxicity scorer cold-tfidf@3")
     out = result.json()
+    assert sum("is judged invalid on model responses" in n for n in out["notes"]) == 1
+    human = run_cli(*args, "--no-progress")  # answers and scores reused
+    assert human.returncode == 0, human.stderr[-3000:]
+    assert "judged invalid" not in human.stderr
+    summary = " ".join(human.stdout.split())
+    assert summary.count("cold-tfidf@3 is judged invalid on file:") == 1
+    assert summary.count("cold-tfidf@3 is judged invalid on model responses") == 1
+    assert summary.index("judged invalid on model responses") > summary.index("Scorer validity of cold-tfidf@3")
     used = out["metrics"]["scorers_used"]["response_toxicity"]
     assert (used["id"], used["threshold"], used["validity"]) == ("cold-tfidf@3", 0.5, "invalid")
     assert any("INVALID" in n for n in out["notes"])

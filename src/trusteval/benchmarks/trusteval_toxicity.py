@@ -32,6 +32,7 @@ from trusteval.options import PluginOptions
 from trusteval.records import Score, TaskSubject
 from trusteval.scorers.base import ScorerContext, ScorerInfo, ScoringTask
 from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_code
+from trusteval.scorers.refusal import REFUSAL_LABEL
 from trusteval.store import RunItem
 from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of, scores_of
 from trusteval.tables import paper_tables
@@ -186,7 +187,11 @@ def scorer_notes(spec: RunSpec, info: ScorerInfo) -> list[str]:
 
 
 def refusal_counts(items: Sequence[RunItem], scores: Mapping[str, Score]) -> dict[str, tuple[int, int]]:
-    """Per model: (responses whose score says "refusal", the scorer's refusal rule; responses with a score)."""
+    """Per model: (responses whose score says "refusal", the scorer's refusal rule; responses with a score).
+    A run's own results, `trusteval report` and `trusteval tables` all count them here: views of one store are
+    counted in SQL (Store.score_label_counts), other items one by one."""
+    if isinstance(items, RunItems) and isinstance(scores, StoredScores) and scores.store is items.store:
+        return items.store.score_label_counts(items.run_id, scores.scorer_id, REFUSAL_LABEL)
     found: dict[str, list[int]] = {}
     for chunk in item_chunks(items):
         stored = scores_of(scores, [item.response_subject for item in chunk if item.response_subject])
@@ -194,7 +199,7 @@ def refusal_counts(items: Sequence[RunItem], scores: Mapping[str, Score]) -> dic
             score = stored.get(item.response_subject or "")
             counts = found.setdefault(item.model, [0, 0])
             if score is not None and score.ok:
-                counts[0] += score.label == "refusal"
+                counts[0] += score.label == REFUSAL_LABEL
                 counts[1] += 1
     return {model: (refused, scored) for model, (refused, scored) in found.items()}
 
@@ -295,10 +300,11 @@ class TrustEvalToxicity:
         for model, model_pairs in by_model.items():
             overall[model], per_category[model] = summarise(model_pairs, self.spec.resamples)
             metrics["models"][model] = summary_json(model_pairs, overall[model], per_category[model], self.off_language)
-        if refusals is not None:  # a run's own results (run, report); `trusteval tables` reads pairs only
+        if refusals is not None:  # a run's own results (run, report) and `trusteval tables` (report.collect)
+            order = [*(m for m in by_model if m in refusals), *(m for m in refusals if m not in by_model)]
             metrics["refusals"] = {
                 model: {"count": count, "scored": scored, "share": count / scored if scored else None}
-                for model, (count, scored) in refusals.items()
+                for model, (count, scored) in ((m, refusals[m]) for m in order)
             }
         notes = self._notes(by_model, info, refusal_notes(refusals or {}))
         metrics["warnings"] = [n for n in notes.all if n.startswith("WARNING")]

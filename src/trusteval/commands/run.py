@@ -6,12 +6,13 @@ trusteval run --benchmark B --model SPEC [--model SPEC ...] [--spec run.yaml] [-
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trusteval.commands.common import EXIT_CODES_HELP, EXIT_COMPLETE, EXIT_INCOMPLETE, first_imports
 from trusteval.commands.jsonout import print_json
-from trusteval.untrusted.safetext import console_text
+from trusteval.untrusted.safetext import console_text, one_line
 
 if TYPE_CHECKING:
     from trusteval.pipeline.summary import RunSummary
@@ -129,6 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = execute(spec, env=env, progress=progress)
     if args.json:
         print_json(summary.as_json())
+        for line in summary.scorer_warnings:  # stdout is the JSON: once on stderr, at the end
+            print(one_line(line), file=sys.stderr)
     else:
         _print_summary(summary)
     return EXIT_COMPLETE if summary.status == "complete" else EXIT_INCOMPLETE

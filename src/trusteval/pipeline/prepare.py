@@ -3,7 +3,6 @@ settings, the scorers' validity on the run's data, and the executor."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +16,6 @@ from trusteval.models import ModelSpec, check_spec
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.verdict import INVALID, VALID, VerdictRecord, card_verdict, describe, stored_verdict
 from trusteval.store import STORE_FILENAME, Store
-from trusteval.untrusted.safetext import one_line
 
 if TYPE_CHECKING:
     from trusteval.executors.ray_executor import RayExecutor
@@ -84,8 +82,9 @@ def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
 def validity_warnings(
     spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str, *, labelled: bool = True, lang: str | None = None
 ) -> tuple[str, ...]:
-    """Warn (stderr, now) of every toxicity scorer judged invalid on the run's data or on the response check set
-    of its language; with --require-valid-scorer, refuse (exit 2) unless each is judged valid on both. On data
+    """The warnings (one line each) for every toxicity scorer judged invalid on the run's data or on the response
+    check set of its language, printed once when the run ends (its summary); with --require-valid-scorer, refuse
+    (exit 2) now, before anything is written, unless each is judged valid on both. On data
     without toxicity labels (TrustGPT's norms) no data-side verdict can exist: the check is on responses only,
     and says so. Reads the store only (and the scorer's card, which carries the built-in verdicts)."""
     toxicity = [t for t in tasks if t.name.endswith("toxicity")]
@@ -105,8 +104,6 @@ def validity_warnings(
         for side, record in zip(("", "on model responses, "), pair, strict=True)
         if record is not None and record.verdict == INVALID
     )
-    for line in warnings:
-        print(f"warning: {one_line(line)}", file=sys.stderr)
     return warnings
 
 

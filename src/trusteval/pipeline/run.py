@@ -8,7 +8,6 @@ where it stopped.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,6 @@ from trusteval.store.run_record import RunData, RunRecord
 from trusteval.store.shards import in_shard
 from trusteval.store.views import RunItems
 from trusteval.tables.table import Table
-from trusteval.untrusted.safetext import one_line
 from trusteval.util.asyncrun import run_coroutine
 
 
@@ -97,9 +95,9 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
             opener = executor.open if executor else load_backend
             run = RunContext(spec, benchmark, plan, models, settings, placed, store, progress, opener, data_sha)
             summary = await _run_stages(run)
-            for line in warnings:
-                print(f"warning: {one_line(line)}", file=sys.stderr)
-            summary.notes = (*summary.notes, *warnings, *(executor.notes() if executor else ()))
+            # printed once, with the summary at the end, where progress output cannot push it out of sight
+            summary.scorer_warnings = tuple(f"WARNING: {line}" for line in warnings)
+            summary.notes = (*summary.notes, *summary.scorer_warnings, *(executor.notes() if executor else ()))
             return summary
         finally:
             store.close()

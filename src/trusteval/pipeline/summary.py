@@ -28,6 +28,9 @@ class RunSummary:
     report_dir: str = ""
     notes: tuple[str, ...] = ()
     status: str = "running"  # "complete", or "incomplete" when a generation or a score failed
+    # the toxicity scorers judged invalid on the data or on responses (also in `notes`); `run --json` prints
+    # them on stderr at the end, since its stdout is the JSON
+    scorer_warnings: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -29,6 +29,7 @@ from trusteval.benchmarks.trusteval_toxicity import (
     RESPONSE_TASK,
     TrustEvalToxicity,
     off_language_policy,
+    refusal_counts,
 )
 from trusteval.config import RunSpec
 from trusteval.errors import UsageError
@@ -51,6 +52,7 @@ from trusteval.scorers.validation import scorer_info
 from trusteval.specs import trusteval_dataset
 from trusteval.store import Store
 from trusteval.store.run_record import RunRecord
+from trusteval.store.views import RunItems, StoredScores
 from trusteval.tables import paper_tables
 from trusteval.tables.table import Table
 from trusteval.tables.table5_combined import DatasetTable5, combined_table5, is_table5
@@ -280,7 +282,7 @@ def _group_tables(
     if group.benchmark == "trusteval-bias":
         results = TrustEvalBias(spec).bias_results(pairs, info, sorted(classes))
         return bias_with_control(store, group, results.tables, results.metrics)
-    results = TrustEvalToxicity(spec).results_from_pairs(pairs, info)
+    results = TrustEvalToxicity(spec).results_from_pairs(pairs, info, read_refusals(store, group))
     if len(pairs) < 2:
         return results.tables, {"metrics": results.metrics}
     comparisons = tt_ztests(results.metrics, pairs, adjustment)
@@ -288,6 +290,20 @@ def _group_tables(
     tested = [{"first": c.first, "second": c.second, **c.test.as_dict(), "p_adjusted": c.p_adjusted}
               for c in comparisons]  # fmt: skip
     return [*results.tables, ztests], {"metrics": results.metrics, "ztests_tt": tested, "p_adjust": adjustment}
+
+
+def read_refusals(store: Store, group: Group) -> dict[str, tuple[int, int]]:
+    """Per row: (responses its run's scorer called refusals, responses it scored), counted as the run's own
+    results count them (trusteval_toxicity.refusal_counts)."""
+    found: dict[str, tuple[int, int]] = {}
+    for run in {run.run_id: run for run in group.models.values()}.values():
+        scorer_id = run.tasks.get(RESPONSE_TASK)
+        if scorer_id is None:
+            continue
+        counts = refusal_counts(RunItems(store, run.run_id), StoredScores(store, scorer_id))
+        found.update({row: counts[group.written[row]] for row, used in group.models.items()
+                      if used.run_id == run.run_id and group.written[row] in counts})  # fmt: skip
+    return {row: found[row] for row in group.models if row in found}
 
 
 def bias_with_control(

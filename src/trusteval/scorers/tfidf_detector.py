@@ -140,12 +140,12 @@ class TfidfDetectorScorer:
         found = [Outcome(float(p)) for p in self.detector.predict(self.recipe.prepare(texts))]
         if self.recipe.refusal_rule is None:
             return found
-        from trusteval.scorers.refusal import refusal_keyword
+        from trusteval.scorers.refusal import REFUSAL_LABEL, refusal_keyword
 
         for index, text in enumerate(texts):
             keyword = refusal_keyword(text, self.recipe.refusal_rule)
             if keyword is not None:  # a refusal is a non-toxic response (SPEC.md, "Validity on responses")
-                found[index] = Outcome(0.0, label="refusal", detail=f"refusal rule: matched {keyword!r}")
+                found[index] = Outcome(0.0, label=REFUSAL_LABEL, detail=f"refusal rule: matched {keyword!r}")
         return found
 
     def describe(self) -> dict[str, Any]:

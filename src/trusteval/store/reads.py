@@ -199,6 +199,18 @@ class StoreReads:
         )
         return {row[0] for row in self._tuples(sql, (run_id,))}
 
+    def score_label_counts(self, run_id: str, scorer_id: str, label: str) -> dict[str, tuple[int, int]]:
+        """Per model of a run: (its answers whose ok score under `scorer_id` has `label`, its answers with an ok
+        score). Counted in SQL: no item read into Python."""
+        rows = self.conn.execute(
+            "SELECT i.model, COALESCE(SUM(s.label = ?), 0), COUNT(s.subject) FROM run_items i "
+            "LEFT JOIN generations g ON g.key = i.request_key "
+            "LEFT JOIN scores s ON s.subject = g.subject AND s.scorer = ? AND s.status = 'ok' "
+            "WHERE i.run_id = ? GROUP BY i.model",
+            (label, scorer_id, run_id),
+        )
+        return {model: (int(found), int(scored)) for model, found, scored in rows}
+
     def count_marked_answers(self, run_id: str, mark: str) -> tuple[int, int]:
         """Of a run's answers: how many carry `mark` among their finish_reason's marks, and how many there are."""
         row = self.conn.execute(
