@@ -98,7 +98,7 @@ def recipe(
         name=name + ("-norule" if refusal == "off" else ""),
         version="3",
         response_negatives="en",
-        negatives_weight=1.0,  # 1 and 5 tried: 1 keeps more toxic answers toxic (docs/scorers.md)
+        negatives_weight=1.0,  # 1, 5 tried on the check set; a dev split also keeps 1 (bench/en_response_threshold.py)
         mask_lexicon=True,
         refusal_rule="en" if refusal == "rule" else None,
         verdict_sets=partial(_verdict_sets, context),
