@@ -36,7 +36,12 @@ The protocol keeps the check set and COLD test out of every choice:
     PYTHONPATH=src TRUSTEVAL_DATA_DIR=/work/shared/data python bench/zh_response_detector.py --stage dev
     PYTHONPATH=src TRUSTEVAL_DATA_DIR=/work/shared/data python bench/zh_response_detector.py --stage test
 
-Writes bench/results/zh_response_detector.json (dev, choice, test). About 6 minutes on 2 busy cores: six
+Stages `half-dev` / `half-test` (bench/zh_response_half.py, protocol in its docstring): the same discipline with
+training labels that follow COLD test's guideline: COLD train plus half A of COLD test (a fixed sha256 split),
+chosen by a cross-validation inside half A and the dev answers, measured once on half B and the check set
+(anti-bias comments of half B only). Results under `half_a`.
+
+Writes bench/results/zh_response_detector.json (dev, choice, test, half_a). About 6 minutes on 2 busy cores: six
 logistic regressions on 26,000 comments; features are cached in --work (default /tmp/zh-response-detector).
 """
 
@@ -301,13 +306,17 @@ def stage_test(data_dir: Path, work: Path, found: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("dev", "test"), required=True)
+    parser.add_argument("--stage", choices=("dev", "test", "half-dev", "half-test"), required=True)
     parser.add_argument("--work", default="/tmp/zh-response-detector")
     args = parser.parse_args()
     data_dir, work = Path(os.environ["TRUSTEVAL_DATA_DIR"]), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     found = json.loads(RESULTS.read_text("utf-8")) if RESULTS.exists() else {}
-    if args.stage == "dev":
+    if args.stage.startswith("half-"):
+        from zh_response_half import run_half  # type: ignore[import-not-found]
+
+        found["half_a"] = run_half(args.stage, data_dir, work, found.get("half_a", {}))
+    elif args.stage == "dev":
         found = stage_dev(data_dir, work)
     elif "choice" not in found:
         raise SystemExit("run --stage dev first: the choice is made on dev figures before any test figure")
@@ -315,7 +324,8 @@ def main() -> None:
         found["test"] = stage_test(data_dir, work, found)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    print(json.dumps(found.get("choice"), ensure_ascii=False))
+    print(json.dumps(found.get("half_a", {}).get("choice") if args.stage.startswith("half-") else found.get("choice"),
+                     ensure_ascii=False))  # fmt: skip
 
 
 if __name__ == "__main__":
