@@ -2,7 +2,7 @@
 order mark, no UTF-16, no NUL byte, lines as `str.splitlines` splits them, and JSON whose failures name the
 file and line. `read_text` decodes a whole file by these rules; `json_lines` reads a JSON Lines file from a
 binary handle, in blocks of whole lines, giving each line's byte offset, so a reader can keep offsets instead
-of the text.
+of the text; `text_lines` gives a CSV or TSV file's lines the same way, so a file is never held whole.
 """
 
 from __future__ import annotations
@@ -65,6 +65,14 @@ def json_lines(path: Path, handle: BinaryIO) -> Iterator[tuple[int, int, dict[st
             if line.strip():
                 yield number, offset, json_object(path, line, number)
             offset += len(piece) if ascii_only else len(piece.encode())
+
+
+def text_lines(path: Path, handle: BinaryIO) -> Iterator[str]:
+    """The lines of a file, ends kept, split where `io.StringIO(text, newline="")` splits the whole text (at
+    "\\n", "\\r" and "\\r\\n", which the csv module reads), decoded a block of whole lines at a time by the rules
+    of `read_text`; a problem is raised when the reader reaches its line, after the lines before it."""
+    for _, text in _texts(path, handle):
+        yield from io.StringIO(text, newline="")
 
 
 def _texts(path: Path, handle: BinaryIO) -> Iterator[tuple[int, str]]:

@@ -1,24 +1,25 @@
 """Reading tabular input files (CSV, TSV, JSONL, JSON arrays, Parquet) as numbered records.
 
 Every problem is a DataError naming the file, the line (or row) and the field, so the user can fix it. A
-file is read in full and checked before anything is stored, so a bad file never leaves a half-written run.
+file is read in full and checked before anything is stored, so a bad file never leaves a half-written run. A
+CSV, TSV or JSON Lines file is streamed: each pass reads it again from disk a block of lines at a time (a file
+changed between passes is refused), so neither its bytes nor its text are held.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from trusteval.data.decode import check_text_values, decoded, json_lines, parse_json, without_bom
+from trusteval.data.decode import check_text_values, decoded, json_lines, parse_json, text_lines, without_bom
 from trusteval.errors import DataError
 from trusteval.registry import did_you_mean
 from trusteval.util.lazyseq import LazySequence
 
 MAX_FIELD_CHARS = 1_000_000
-MAX_FILE_BYTES = 1024**3  # read in full into memory: a bigger file is refused before reading it
+MAX_FILE_BYTES = 1024**3  # a bigger file is refused before reading it
 Record = tuple[int, dict[str, Any]]
 
 
@@ -59,9 +60,9 @@ def check_file_size(path: Path, limit: int | None = None) -> None:
 
 def read_records(path: str | Path, *, delimiter: str | None = None) -> Sequence[Record]:
     """All records of a file as (line number, row) pairs, by extension; a file without records is an error.
-    Every record is read and checked here; a CSV, TSV or JSON Lines file's records are then parsed again
-    from its text (JSON Lines: its bytes, by `decode.json_lines`) on each pass (Records) rather than held: a
-    list of 1,000,000 row dicts takes about 0.5 GB."""
+    Every record is read and checked here; a CSV, TSV or JSON Lines file's records are then read again from
+    the file (`decode.text_lines`, `decode.json_lines`: blocks of whole lines) on each pass (Records) rather
+    than held: a list of 1,000,000 row dicts takes about 0.5 GB, the file's text 0.1-0.2 GB."""
     path = Path(path)
     records = _read_by_suffix(path, delimiter)
     if not records:
@@ -70,20 +71,39 @@ def read_records(path: str | Path, *, delimiter: str | None = None) -> Sequence[
 
 
 class Records(LazySequence[Record]):
-    """A text file's records, parsed again by `rows` on every pass; checked (sizes) and counted once."""
+    """A text file's records, read again from the file by `rows` on every pass; checked (sizes) and counted
+    once. The file's size and modification time are those of the first pass on every pass, else a DataError:
+    the passes of one run (prompts, requests, the data's hash) must read the same rows."""
 
     def __init__(self, path: Path, rows: Callable[[], Iterator[Record]]) -> None:
+        self.path = path
         self.rows = rows
         self.size = 0
+        self.version = _version(path)
         for line, row in rows():
             check_row_sizes(path, line, row)
             self.size += 1
+        self._check_unchanged()
 
     def __iter__(self) -> Iterator[Record]:
-        return self.rows()
+        self._check_unchanged()
+        yield from self.rows()
+        self._check_unchanged()
 
     def __len__(self) -> int:
         return self.size
+
+    def _check_unchanged(self) -> None:
+        if _version(self.path) != self.version:
+            raise DataError(self.path, "the file changed while it was being read; run again once it is written")
+
+
+def _version(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise DataError(path, f"cannot read the file: {exc.strerror or exc}") from None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _held(path: Path, records: list[Record]) -> list[Record]:
@@ -97,13 +117,13 @@ def _read_by_suffix(path: Path, delimiter: str | None) -> Sequence[Record]:
     if suffix == ".parquet":
         return _held(path, _read_parquet(path))
     if suffix == ".jsonl":
-        raw = read_bytes(path)
-        return Records(path, lambda: _jsonl(path, io.BytesIO(raw)))
-    text = read_text(path)
-    if suffix == ".json":
-        return _held(path, _json(path, text))
+        check_readable(path)
+        return Records(path, lambda: read_json_lines(path))
     if suffix in {".csv", ".tsv"}:
-        return _delimited(path, text, delimiter or ("\t" if suffix == ".tsv" else ","))
+        check_readable(path)
+        return _delimited(path, delimiter or ("\t" if suffix == ".tsv" else ","))
+    if suffix == ".json":
+        return _held(path, _json(path, read_text(path)))
     raise DataError(path, f"unknown file type '{suffix}'; use .csv, .tsv, .jsonl, .json or .parquet")
 
 
@@ -156,11 +176,11 @@ def _json(path: Path, text: str) -> list[Record]:
     return [(index + 1, row) for index, row in enumerate(data)]
 
 
-def _delimited(path: Path, text: str, delimiter: str) -> Records:
+def _delimited(path: Path, delimiter: str) -> Records:
     """Parse strictly first: a quote left open would otherwise swallow every later row into one field without
     a word. Files with other strict-mode complaints (text after a closing quote) are read leniently as before."""
     try:
-        return Records(path, lambda: _delimited_rows(path, text, delimiter, strict=True))
+        return Records(path, lambda: _delimited_rows(path, delimiter, strict=True))
     except _UnclosedQuote as exc:
         raise DataError(
             path,
@@ -168,7 +188,7 @@ def _delimited(path: Path, text: str, delimiter: str) -> Records:
             line=exc.line,
         ) from None
     except _StrictComplaint:
-        return Records(path, lambda: _delimited_rows(path, text, delimiter, strict=False))
+        return Records(path, lambda: _delimited_rows(path, delimiter, strict=False))
 
 
 class _StrictComplaint(Exception):
@@ -181,18 +201,38 @@ class _UnclosedQuote(_StrictComplaint):
         self.line = line
 
 
-def _delimited_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> Iterator[Record]:
+def _delimited_rows(path: Path, delimiter: str, *, strict: bool) -> Iterator[Record]:
     previous = csv.field_size_limit(MAX_FIELD_CHARS * 16)  # process-global: raised while reading, then restored
     try:
-        yield from _parsed_rows(path, text, delimiter, strict=strict)
+        with open_checked(path) as handle:
+            yield from _parsed_rows(path, _RecordLines(text_lines(path, handle)), delimiter, strict=strict)
     finally:
         csv.field_size_limit(previous)
 
 
-def _parsed_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> Iterator[Record]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
+class _RecordLines:
+    """The file's lines as the csv reader takes them, keeping those read since `start_record`: the physical
+    lines of the record just read, for `_refuse_merged_rows`."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self.lines = lines
+        self.recent: list[str] = []
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.lines)
+        self.recent.append(line)
+        return line
+
+    def start_record(self) -> None:
+        self.recent.clear()
+
+
+def _parsed_rows(path: Path, lines: _RecordLines, delimiter: str, *, strict: bool) -> Iterator[Record]:
+    reader = csv.reader(lines, delimiter=delimiter, strict=strict)
     row_start = 1
-    lines: list[str] = []  # the physical lines, split only when a record spans several
     try:
         header = next(reader, None)
         if header is None:
@@ -201,16 +241,18 @@ def _parsed_rows(path: Path, text: str, delimiter: str, *, strict: bool) -> Iter
             duplicated = sorted({h for h in header if header.count(h) > 1})
             raise DataError(path, f"duplicate column name(s): {duplicated}", line=1)
         row_start = reader.line_num + 1
+        lines.start_record()
         for row in reader:
             number = reader.line_num
             if not any(cell.strip() for cell in row):
                 row_start = number + 1
+                lines.start_record()
                 continue
             if len(row) != len(header):
                 raise DataError(path, f"expected {len(header)} fields as in the header, found {len(row)}", line=number)
             if number > row_start:
-                lines = lines or io.StringIO(text, newline="").readlines()
-                _refuse_merged_rows(path, lines[row_start - 1 : number], row_start, header, row, delimiter)
+                _refuse_merged_rows(path, lines.recent, row_start, header, row, delimiter)
+            lines.start_record()
             yield number, dict(zip(header, row, strict=True))
             row_start = number + 1
     except csv.Error as exc:

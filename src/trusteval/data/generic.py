@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import json
 import sys
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import Field
 
 from trusteval.data import LoadedDataset
@@ -207,16 +209,46 @@ def mapped_prompts(
     errors; `where` names the source in those errors."""
     reader = RowReader(where, cols, parse_label_map(spec.option("label_map")), "label_map" in spec.options, name)
     prompts: list[Prompt] = []
-    first_line: dict[str, int] = {}
-    for line, row in records:
-        prompt = reader.prompt(line, row)
-        if prompt.id in first_line:
-            raise DataError(
-                where, f"duplicate id {prompt.id!r} (first on line {first_line[prompt.id]})", line=line, field=cols.id
-            )
-        first_line[prompt.id] = line
-        prompts.append(prompt)
+    ids = IdLines()
+    try:
+        for line, row in records:
+            prompt = reader.prompt(line, row)
+            ids.add(prompt.id, line)
+            prompts.append(prompt)
+    except DataError:
+        ids.refuse_repeats(where, cols.id, prompts)  # a repeated id before the problem is met first
+        raise
+    ids.refuse_repeats(where, cols.id, prompts)
     return prompts
+
+
+class IdLines:
+    """The prompts' ids as hashes with their lines (12 bytes a prompt; a dict of every id took about 100), so
+    that a repeated id is found after the pass: hashes seen twice are then checked exactly, in file order."""
+
+    def __init__(self) -> None:
+        self.hashes = array("q")
+        self.lines = array("q")
+
+    def add(self, prompt_id: str, line: int) -> None:
+        self.hashes.append(hash(prompt_id))  # str hashes are stable within a process
+        self.lines.append(line)
+
+    def refuse_repeats(self, where: str | Path, column: str | None, prompts: Sequence[Prompt]) -> None:
+        """The first prompt, in file order, whose id an earlier one has: a DataError naming both lines."""
+        hashes = np.frombuffer(self.hashes, dtype=np.int64) if self.hashes else np.zeros(0, np.int64)
+        ordered = np.sort(hashes)
+        repeated = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+        if not repeated:
+            return
+        first_line: dict[str, int] = {}
+        for prompt, hashed, line in zip(prompts, self.hashes, self.lines, strict=True):
+            if hashed not in repeated:
+                continue
+            if prompt.id in first_line:
+                message = f"duplicate id {prompt.id!r} (first on line {first_line[prompt.id]})"
+                raise DataError(where, message, line=line, field=column)
+            first_line[prompt.id] = line
 
 
 def count_summary(prompts: Sequence[Prompt]) -> str:
