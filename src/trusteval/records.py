@@ -35,7 +35,45 @@ def canonical_json(value: Any) -> str:
 
 
 def content_hash(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(value))
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# The row-level JSON below writes what canonical_json writes for the shapes a run has per row (strings, whole
+# numbers, None, empty objects, chat messages), joined by hand: json.dumps builds an encoder on every call,
+# which was most of the cost of recording a run's rows (tests/test_records.py compares them on odd inputs).
+_STR_JSON = json.encoder.encode_basestring  # json.dumps' own C function for a str with ensure_ascii=False
+
+
+def scalar_json(value: Any) -> str:
+    """canonical_json of one value; str, int and None without the encoder."""
+    kind = type(value)
+    if kind is str:
+        return _STR_JSON(value)
+    if kind is int:
+        return int.__repr__(value)
+    return "null" if value is None else canonical_json(value)
+
+
+def object_json(value: Any) -> str:
+    """canonical_json of a JSON object (a variant, attributes); the common empty one without the encoder."""
+    return "{}" if type(value) is dict and not value else canonical_json(value)
+
+
+def messages_json(messages: tuple[tuple[str, str], ...]) -> str:
+    """canonical_json of chat messages, (role, content) pairs of strings."""
+    parts = []
+    for message in messages:
+        if type(message) is not tuple or len(message) != 2:
+            return canonical_json(messages)
+        role, content = message
+        if type(role) is not str or type(content) is not str:
+            return canonical_json(messages)
+        parts.append(f"[{_STR_JSON(role)},{_STR_JSON(content)}]")
+    return f"[{','.join(parts)}]"
 
 
 @dataclass(frozen=True, slots=True)  # slots: one per planned item, a run holds 100,000s
@@ -59,8 +97,9 @@ class Prompt:
     def content_key(self) -> str:
         """The stored prompt's id: the dataset's id plus a hash of everything the prompt says (text, language,
         label, category, attributes), so two versions of a data file never share or overwrite a stored prompt."""
-        content = [self.text, self.lang, self.label, self.category, self.attributes]
-        return f"{self.id}@{content_hash(content)[:16]}"
+        parts = (self.text, self.lang, self.label, self.category)  # then the attributes: canonical_json's list
+        content = f"[{','.join(map(scalar_json, parts))},{object_json(self.attributes)}]"
+        return f"{self.id}@{sha256_hex(content)[:16]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +111,18 @@ class GenerationParams:
     def as_dict(self) -> dict[str, Any]:
         # Spelled out: dataclasses.asdict deep-copies, and this runs once per planned request.
         return {"temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens}
+
+    def json(self) -> str:
+        """canonical_json(self.as_dict()); the last parameters' JSON is kept (a run's requests share one
+        GenerationParams object), by identity: 1 == 1.0 and 0.0 == -0.0 are written differently."""
+        global _LAST_PARAMS
+        last = _LAST_PARAMS  # read once: another thread may replace it meanwhile
+        if last[0] is not self:
+            last = _LAST_PARAMS = (self, canonical_json(self.as_dict()))
+        return last[1]
+
+
+_LAST_PARAMS: tuple[Any, str] = (None, "")  # (GenerationParams, its JSON): the last one asked, kept alive
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +142,11 @@ class Request:
         params: GenerationParams,
         seed: int,
     ) -> Request:
-        key = content_hash({"model": model_identity, "messages": messages, "params": params.as_dict(), "seed": seed})
+        # canonical_json of {"model", "messages", "params", "seed"}: keys in sorted order
+        key = sha256_hex(
+            f'{{"messages":{messages_json(messages)},"model":{scalar_json(model_identity)},'
+            f'"params":{params.json()},"seed":{scalar_json(seed)}}}'
+        )
         return Request(key=key, model=model_identity, messages=messages, params=params, seed=seed)
 
     def chat(self) -> list[dict[str, str]]:
@@ -170,4 +225,6 @@ def ok_value(score: Score | None) -> float | None:
 
 def text_subject(*parts: str) -> str:
     """The subject key of a text (or a tuple of texts): its content hash."""
+    if all(type(part) is str for part in parts):
+        return sha256_hex("[" + ",".join(map(_STR_JSON, parts)) + "]")
     return content_hash(list(parts))

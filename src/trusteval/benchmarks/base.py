@@ -117,11 +117,12 @@ class PlanItems(LazySequence[PlannedItem]):
 
     def __iter__(self) -> Iterator[PlannedItem]:
         spec, keep = self.spec, self.keep
+        params, seeds = spec.params, spec.seeds  # one object for every request (spec.params builds a new one)
         for raw_model, identity in self.identities.items():
             for prompt in self.prompts:
                 for messages, variant in self.render(prompt):
-                    for seed in spec.seeds:
-                        request = Request.build(identity, messages, spec.params, seed)
+                    for seed in seeds:
+                        request = Request.build(identity, messages, params, seed)
                         if keep is None or keep(request.key):
                             yield PlannedItem(request, raw_model, prompt, variant)
 

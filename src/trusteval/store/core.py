@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trusteval.errors import StoreError
-from trusteval.records import Generation, Prompt, Request, Score, canonical_json, text_subject
+from trusteval.records import (
+    Generation,
+    Prompt,
+    Request,
+    Score,
+    canonical_json,
+    messages_json,
+    object_json,
+    text_subject,
+)
 from trusteval.store.migrations import MIGRATIONS as MIGRATIONS  # re-exported
 from trusteval.store.migrations import apply_migrations
 from trusteval.store.reads import StoreReads
@@ -31,6 +40,7 @@ from trusteval.untrusted.answers import safe_generation, safe_score
 STORE_FILENAME = "trusteval.sqlite"
 BUSY_TIMEOUT_MS = 60_000
 WRITE_CHUNK = 10_000  # rows encoded and written at a time: bounds memory, not transactions
+BULK_CACHE_KIB = 32_768  # SQLite's page cache while `begin_run` writes: 100,000 rows took 17% less CPU than at 2 MB
 T = TypeVar("T")
 
 DISK_FULL_HINT = "the disk is full; free space and run the same command again (nothing stored is lost)"
@@ -227,7 +237,7 @@ class Store(StoreReads):
         stored = self.count_run_items(run_id)
         resumed, asked = self._resumes(run_id, items, replaces)
         try:
-            with self.transaction() as conn:
+            with self._bulk_cache(), self.transaction() as conn:
                 if self.count_run_items(run_id) != stored:  # another process recorded this run meanwhile
                     resumed, asked = self._resumes(run_id, items, replaces)
                 conn.execute(
@@ -245,6 +255,17 @@ class Store(StoreReads):
                         self._insert_items(run_id, chunk, _content_keys())
         except sqlite3.Error as exc:
             raise self._store_error(exc) from exc
+
+    @contextmanager
+    def _bulk_cache(self) -> Iterator[None]:
+        """A larger SQLite page cache while a run's rows are written (their keys are hashes, so the inserts land
+        all over the indexes: 2 MB, the default, was read again and again), then the size it had."""
+        previous = self.conn.execute("PRAGMA cache_size").fetchone()[0]
+        self.conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA cache_size = {int(previous)}")
 
     def _resumes(
         self,
@@ -270,13 +291,10 @@ class Store(StoreReads):
         chunk: Sequence[tuple[Request, str, Prompt, dict[str, Any]]],
         key_of: Callable[[Prompt], str],
     ) -> None:
-        request_rows = [
-            (r.key, r.model, canonical_json(r.messages), canonical_json(r.params.as_dict()), r.seed)
-            for r, _, _, _ in chunk
-        ]
+        request_rows = [(r.key, r.model, messages_json(r.messages), r.params.json(), r.seed) for r, _, _, _ in chunk]
         self.conn.executemany("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?)", request_rows)
         item_rows = [
-            (run_id, r.key, model, r.seed, prompt.dataset, key_of(prompt), canonical_json(variant))
+            (run_id, r.key, model, r.seed, prompt.dataset, key_of(prompt), object_json(variant))
             for r, model, prompt, variant in chunk
         ]
         self.conn.executemany("INSERT OR IGNORE INTO run_items VALUES (?,?,?,?,?,?,?)", item_rows)

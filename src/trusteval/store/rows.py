@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from trusteval.records import Prompt, canonical_json, text_subject
+from trusteval.records import Prompt, object_json, text_subject
 
 __all__ = ["PROMPT_COLUMNS", "RowDigest", "RunItem", "batched", "chunked", "prompt_row", "run_item"]
 
@@ -43,7 +43,7 @@ def prompt_row(p: Prompt, content_key: str) -> tuple[Any, ...]:
         p.lang,
         p.label,
         p.category,
-        canonical_json(p.attributes),
+        object_json(p.attributes),
         text_subject(p.text),
         p.id,
     )
