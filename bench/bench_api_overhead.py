@@ -1,12 +1,15 @@
 """Fixed cost of a 500-request API run beyond generation, through the real CLI.
 
-Usage: python bench/bench_api_overhead.py [--requests 500] [--rounds 3] [--baseline-src DIR] [--profile DIR]
+Usage: python bench/bench_api_overhead.py [--requests 500] [--rounds 3] [--latency 0.1] [--baseline-src DIR]
+[--profile DIR]
 
-A fake OpenAI-compatible server (its own process, no latency) answers `trusteval run --benchmark
-trusteval-toxicity` over a synthetic Chinese `file:` dataset of N prompts at concurrency 32, scored by
+A fake OpenAI-compatible server (its own process; --latency seconds per request, default none) answers
+`trusteval run --benchmark trusteval-toxicity` over a synthetic Chinese `file:` dataset of N prompts at
+concurrency 32, scored by
 cold-tfidf (trained once beforehand into a shared cache, so training is not in the figures). Each round runs a
 fresh store, one child process per run, and reads the run's own stage times from the store: overhead = the
-process's wall time - the generate stage. With --baseline-src (a `src` folder of another checkout, e.g.
+process's wall time - the generate stage; the first request's start is the earliest stored answer's time
+minus its latency, after the process's start. With --baseline-src (a `src` folder of another checkout, e.g.
 `git archive main src | tar -x -C /tmp/main`), each round also runs that code, alternating which goes first,
 and the ratio is per round; so is the CPU time (user + sys) the baseline's process used beyond this one's,
 which a loaded machine disturbs less than wall time. --profile DIR also writes `-X importtime` and cProfile
@@ -67,12 +70,24 @@ def stage_times(store: Path, run_id: str) -> dict[str, float]:
         opened.close()
 
 
+def first_request_at(store: Path) -> float:
+    """When the first request left (wall clock): the earliest answer stored minus its latency."""
+    opened = Store.open_read_only(store)
+    try:
+        return opened.conn.execute("SELECT MIN(created_at - latency_s) FROM generations").fetchone()[0]
+    finally:
+        opened.close()
+
+
 def measured(src: Path, data: Path, url: str, folder: Path, cache: Path) -> dict:
     store = Path(tempfile.mkdtemp(dir=folder))
+    started = time.time()
     wall, cpu, summary, _ = one_run(src, run_args(data, url, store, cache))
     stages = stage_times(store, summary["run_id"])
     overhead = wall - stages["generate"]
-    return {"wall_s": wall, "cpu_s": cpu, "generate_s": stages["generate"], "overhead_s": overhead, **stages}
+    first = first_request_at(store) - started
+    return {"wall_s": wall, "cpu_s": cpu, "generate_s": stages["generate"], "overhead_s": overhead,
+            "first_request_s": first, **stages}  # fmt: skip
 
 
 def profile(src: Path, data: Path, url: str, folder: Path, cache: Path, out: Path) -> None:
@@ -94,6 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds the fake server takes per request")
     parser.add_argument("--baseline-src", type=Path)
     parser.add_argument("--profile", type=Path)
     args = parser.parse_args()
@@ -111,7 +127,7 @@ def measure_in(folder: Path, args: argparse.Namespace) -> None:
     if args.baseline_src:
         sources["baseline"] = args.baseline_src.resolve()
     load_before = os.getloadavg()[0]
-    with fixed_latency_server(0.0) as url:
+    with fixed_latency_server(args.latency) as url:
         measured(sources["this"], data, url, folder, cache)  # trains cold-tfidf into the cache
         rounds = []
         for r in range(args.rounds):
@@ -119,7 +135,12 @@ def measure_in(folder: Path, args: argparse.Namespace) -> None:
             rounds.append({name: measured(sources[name], data, url, folder, cache) for name in order})
         if args.profile:
             profile(sources["this"], data, url, folder, cache, args.profile)
-    result: dict = {"bench": "api_overhead", "requests": args.requests, "rounds": args.rounds}
+    result: dict = {
+        "bench": "api_overhead",
+        "requests": args.requests,
+        "rounds": args.rounds,
+        "latency_s": args.latency,
+    }
     result["load_average_before_after"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     for name in sources:
         rows = [r[name] for r in rounds]

@@ -7,6 +7,7 @@ Built-in parts are registered the same way plugins are; plugins come from the en
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -62,8 +63,15 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        from importlib.metadata import entry_points
-
-        for entry in entry_points(group=f"trusteval.{self.kind.replace(' ', '_')}s"):
+        for entry in installed_entry_points().select(group=f"trusteval.{self.kind.replace(' ', '_')}s"):
             if entry.name not in self._targets:
                 self._targets[entry.name] = entry.value
+
+
+@functools.cache
+def installed_entry_points() -> Any:
+    """Every installed distribution's entry points, read once per process: each `entry_points(group=...)` call
+    reads every installed distribution's metadata again, and a run looks up four kinds of part."""
+    from importlib.metadata import entry_points
+
+    return entry_points()
