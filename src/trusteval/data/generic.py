@@ -223,7 +223,7 @@ def mapped_prompts(
 
 
 class IdLines:
-    """The prompts' ids as hashes with their lines (12 bytes a prompt; a dict of every id took about 100), so
+    """The prompts' ids as hashes with their lines (16 bytes a prompt; a dict of every id took about 100), so
     that a repeated id is found after the pass: hashes seen twice are then checked exactly, in file order."""
 
     def __init__(self) -> None:
