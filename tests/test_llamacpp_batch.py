@@ -148,13 +148,28 @@ def test_a_call_far_below_the_best_rate_so_far_prints_one_hint(capsys):
     assert capsys.readouterr().err.count("warning: llamacpp decodes") == 1
 
 
-LOADS = [(0.1, 2, 2), (0.6, 2, 2), (0.8, 2, 1), (2.3, 2, 1), (1.2, 8, 7), (30.0, 8, 1)]
+class _Alternating:
+    """A ThreadChooser stand-in that asks for another thread count after every forward pass: 2, 1, 2, 1..."""
+
+    def __init__(self) -> None:
+        self.threads = 1
+        self.changes = 0
+
+    def follow(self) -> int:
+        self.threads = 3 - self.threads
+        self.changes += 1
+        return self.threads
 
 
-@pytest.mark.parametrize(("load", "cores", "expected"), LOADS)
-def test_the_default_thread_count_leaves_the_busy_cores_alone(monkeypatch, load, cores, expected):
-    from trusteval.models import llamacpp_rate
+def test_greedy_answers_do_not_depend_on_thread_count_changes_between_passes(single):
+    from trusteval.models.llamacpp_batch import BatchDecoder
 
-    monkeypatch.setattr(llamacpp_rate.os, "getloadavg", lambda: (load, load, load))
-    monkeypatch.setattr(llamacpp_rate, "usable_cores", lambda: cores)
-    assert llamacpp_rate.default_threads() == expected
+    requests = _requests(temperature=0.0, max_tokens=24, n=4)
+    chooser = _Alternating()
+    decoder = BatchDecoder(single._llama, parallel=4, n_ctx_seq=256, n_threads=1, chooser=chooser)  # type: ignore[arg-type]
+    try:
+        switched = [g.text for g in decoder.run(requests)]
+    finally:
+        decoder.close()
+    assert chooser.changes >= 24 and decoder.n_threads in (1, 2)
+    assert switched == _texts(single, requests)

@@ -35,7 +35,8 @@ from trusteval.errors import BackendError, missing_extra
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.embedded import EMBEDDED_NAMES, embedded_gguf_path, weights_sha256
 from trusteval.models.llamacpp_batch import BatchDecoder
-from trusteval.models.llamacpp_rate import RateWatch, default_threads
+from trusteval.models.llamacpp_rate import RateWatch
+from trusteval.models.llamacpp_threads import ThreadChooser
 from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import Generation, Request
 
@@ -72,11 +73,19 @@ class LlamaCppBackend:
 
     max_concurrency = 1
 
-    def __init__(self, spec: ModelSpec, path: Path, llama: Any, decoder: BatchDecoder | None = None) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        path: Path,
+        llama: Any,
+        decoder: BatchDecoder | None = None,
+        chooser: ThreadChooser | None = None,
+    ) -> None:
         self.spec = spec
         self.path = path
         self._llama = llama
         self._decoder = decoder
+        self._chooser = chooser  # the default thread count, followed between requests when batch=1
         # A call holds several slots' worth of requests, so a finished sequence's slot is refilled at once.
         self.batch_size = decoder.parallel * REFILL_FACTOR if decoder else 1
         self._cancelled = threading.Event()
@@ -115,6 +124,7 @@ class LlamaCppBackend:
             await self._stop_running()
             raise
         running.result()  # the thread's own error, if it raised one
+        self.rate.threads = self._decoder.n_threads if self._decoder else int(self._llama.n_threads)
         self.rate.observe(answered, time.perf_counter() - started)
 
     async def _stop_running(self) -> None:
@@ -137,6 +147,10 @@ class LlamaCppBackend:
                 answers.append(Generation.failure(request.key, "llamacpp: cancelled"))
             else:
                 answers.append(self._answer(request))
+                threads = self._chooser.follow() if self._chooser else None
+                if threads is not None:
+                    self._llama._ctx.set_n_threads(threads, threads)
+                    self._llama.n_threads = self._llama.n_threads_batch = threads
             if on_answer is not None:
                 on_answer(answers[-1])
         return answers
@@ -242,7 +256,9 @@ def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
     path = resolve_gguf(spec.name)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_extra("llama-cpp-python", "llamacpp")
-    n_threads = options.n_threads or default_threads()
+    # No thread count given: the cores other processes leave free, sampled while the model loads, then followed.
+    chooser = None if options.n_threads else ThreadChooser().start()
+    n_threads = options.n_threads or (chooser.cores if chooser else 1)
     batched = options.batch > 1
     # Batched, the Llama only holds the model (its own context is unused): a small context saves memory.
     n_ctx = min(options.n_ctx or 512, 512) if batched else options.n_ctx
@@ -252,8 +268,11 @@ def create(spec: ModelSpec, settings: BackendSettings) -> LlamaCppBackend:
         raise
     except Exception as exc:
         raise BackendError(f"llamacpp: cannot load '{path}': {exc}") from exc
+    if chooser:
+        n_threads = llama.n_threads = llama.n_threads_batch = chooser.initial()
+        llama._ctx.set_n_threads(n_threads, n_threads)
     decoder = None
     if batched:
         n_ctx_seq = options.n_ctx or int(llama._model.n_ctx_train())
-        decoder = BatchDecoder(llama, parallel=options.batch, n_ctx_seq=n_ctx_seq, n_threads=n_threads)
-    return LlamaCppBackend(spec, path, llama, decoder)
+        decoder = BatchDecoder(llama, parallel=options.batch, n_ctx_seq=n_ctx_seq, n_threads=n_threads, chooser=chooser)
+    return LlamaCppBackend(spec, path, llama, decoder, chooser=None if batched else chooser)

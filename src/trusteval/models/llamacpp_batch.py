@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trusteval.models.llamacpp_threads import ThreadChooser
 from trusteval.records import Generation, Request
 
 SEQ_CTX_STEP = 256  # llama.cpp pads each sequence's share of the cache to this many cells
@@ -183,11 +184,21 @@ class BatchDecoder:
     running `run` stop after the current forward pass and answer the unfinished requests as failures.
     """
 
-    def __init__(self, llama: Any, *, parallel: int, n_ctx_seq: int, n_threads: int, n_batch: int = 512) -> None:
+    def __init__(
+        self,
+        llama: Any,
+        *,
+        parallel: int,
+        n_ctx_seq: int,
+        n_threads: int,
+        n_batch: int = 512,
+        chooser: ThreadChooser | None = None,
+    ) -> None:
         self.llama = llama
         self.parallel = max(1, parallel)
         self.n_ctx_seq_max = n_ctx_seq
         self.n_threads = n_threads
+        self.chooser = chooser  # the default thread count, followed between forward passes
         self.n_batch = max(n_batch, self.parallel)
         self.cancelled = threading.Event()
         self._ctx: Any = None
@@ -286,6 +297,7 @@ class BatchDecoder:
                     waiting.clear()
                     break
                 error = self._step(active)
+                self._follow_threads()
                 for slot in list(active):
                     if error is not None and slot.logit_row >= 0:
                         answers.put(slot.index, self._failure(requests[slot.index], slot, error))
@@ -299,6 +311,14 @@ class BatchDecoder:
         finally:
             for slot in active:
                 self._release(slot, free_ids, memory)
+
+    def _follow_threads(self) -> None:
+        threads = self.chooser.follow() if self.chooser else None
+        if threads is not None:
+            import llama_cpp as native
+
+            native.llama_set_n_threads(self._ctx, threads, threads)
+            self.n_threads = threads
 
     def _admit(
         self,

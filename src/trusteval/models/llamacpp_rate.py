@@ -1,5 +1,5 @@
-"""The `llamacpp` backend's default thread count, and a one-line hint when a run decodes far below the rate
-this model reached earlier in the run or, for the embedded model, the rate measured on an idle machine."""
+"""The `llamacpp` backend's one-line hint when a run decodes far below the rate this model reached earlier in
+the run (the default thread count is `llamacpp_threads`)."""
 
 from __future__ import annotations
 
@@ -7,30 +7,11 @@ import os
 import sys
 from collections.abc import Sequence
 
+from trusteval.models.llamacpp_threads import usable_cores
 from trusteval.records import Generation
 
 SLOW_FRACTION = 0.35  # a call decoding below this fraction of the reference rate prints the hint
 MIN_TOKENS = 256  # tokens of a call before its rate is trusted
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def default_threads() -> int:
-    """The cores other processes leave free: every usable core on an idle machine, one fewer per runnable
-    process beside it (the 1-minute load average; from 0.7 it counts as one), at least one. llama.cpp's
-    threads wait for each other at every step of a forward pass, so one thread that waits for a core stalls
-    all of them: more threads than free cores decode slower than fewer (docs/performance.md, "Threads")."""
-    cores = usable_cores()
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return cores
-    return max(1, min(cores, cores - int(busy + 0.3)))
 
 
 class RateWatch:
