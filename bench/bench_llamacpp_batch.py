@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def child(args: argparse.Namespace) -> None:
     from trusteval.models.llamacpp_batch import BatchDecoder
 
     batch = requests(args.prompts, args.max_tokens, args.temperature)
-    llama = load_llama(embedded_gguf_path(), n_ctx=512 if args.side != "plain" else 2048, n_threads=args.threads)
+    llama = load_llama(embedded_gguf_path(), n_ctx=512 if args.side == "batched" else 2048, n_threads=args.threads)
     if args.side == "plain":
         started = time.perf_counter()
         outs = [
@@ -66,20 +67,78 @@ def child(args: argparse.Namespace) -> None:
         tokens = sum(o["usage"]["completion_tokens"] for o in outs)
         print(json.dumps({"tokens": tokens, "gen_s": gen_s, "texts": texts}))
         return
-    sizes = [int(s) for s in args.curve.split(",")] if args.side == "curve" else [args.batch]
-    decoders = {b: BatchDecoder(llama, parallel=b, n_ctx_seq=2048, n_threads=args.threads) for b in sizes}
-    rates: dict[int, list[float]] = {b: [] for b in sizes}
-    for order in (sizes, sizes[::-1]) if args.side == "curve" else (sizes,):
-        for b in order:
-            started = time.perf_counter()
-            gens = decoders[b].run(batch)
-            gen_s = time.perf_counter() - started
-            tokens = sum(g.completion_tokens or 0 for g in gens)
-            rates[b].append(tokens / gen_s)
     if args.side == "curve":
-        print(json.dumps({"rates": {b: max(v) for b, v in rates.items()}, "all": rates}))
-    else:
-        print(json.dumps({"tokens": tokens, "gen_s": gen_s, "texts": [g.text for g in gens]}))
+        print(json.dumps(curve(args, llama, batch)))
+        return
+    decoder = BatchDecoder(llama, parallel=args.batch, n_ctx_seq=2048, n_threads=args.threads)
+    started = time.perf_counter()
+    gens = decoder.run(batch)
+    gen_s = time.perf_counter() - started
+    tokens = sum(g.completion_tokens or 0 for g in gens)
+    print(json.dumps({"tokens": tokens, "gen_s": gen_s, "texts": [g.text for g in gens]}))
+
+
+def timed_decoder(llama: object, parallel: int, threads: int) -> object:
+    """A BatchDecoder that times its forward passes that carry no prompt token (with the sampling after them):
+    the decoding alone, as llama-batched-bench's S_TG."""
+    from trusteval.models.llamacpp_batch import BatchDecoder
+
+    class Timed(BatchDecoder):
+        def _step(self, active):  # type: ignore[no-untyped-def]
+            now = time.perf_counter()
+            if self.last is not None:  # the previous pass, its sampling and bookkeeping
+                self.passes.append((now - self.last[0], *self.last[1:]))
+            decoding = sum(not s.prefilling for s in active)
+            self.last = (now, decoding, any(s.prefilling for s in active))
+            return super()._step(active)
+
+    decoder = Timed(llama, parallel=parallel, n_ctx_seq=2048, n_threads=threads)
+    decoder.passes, decoder.last = [], None  # type: ignore[attr-defined]
+    return decoder
+
+
+def curve(args: argparse.Namespace, llama: object, batch: list) -> dict:
+    """New tokens per second at each batch size of --curve and of the plain loop, all in this process, in two
+    passes (the second in reverse order): whole (prompts included) and decoding alone (passes without prompt)."""
+    sizes = [int(s) for s in args.curve.split(",")]
+    whole: dict[str, list[float]] = {str(b): [] for b in ["plain", *sizes]}
+    per_cpu_s: dict[str, list[float]] = {str(b): [] for b in ["plain", *sizes]}
+    decode: dict[str, list[float]] = {str(b): [] for b in sizes}
+    for order in (["plain", *sizes], [*sizes[::-1], "plain"]):
+        for b in order:
+            cpu = time.process_time()
+            if b == "plain":
+                started = time.perf_counter()
+                tokens = sum(plain_answer(llama, r)["usage"]["completion_tokens"] for r in batch)
+                whole["plain"].append(tokens / (time.perf_counter() - started))
+                per_cpu_s["plain"].append(tokens / (time.process_time() - cpu))
+                continue
+            decoder = timed_decoder(llama, b, args.threads)
+            started = time.perf_counter()
+            gens = decoder.run(batch)  # type: ignore[attr-defined]
+            ended = time.perf_counter()
+            per_cpu_s[str(b)].append(sum(g.completion_tokens or 0 for g in gens) / (time.process_time() - cpu))
+            decoder.passes.append((ended - decoder.last[0], *decoder.last[1:]))  # type: ignore[attr-defined]
+            whole[str(b)].append(sum(g.completion_tokens or 0 for g in gens) / (ended - started))
+            pure = [(s, n) for s, n, prompt in decoder.passes if not prompt]  # type: ignore[attr-defined]
+            decode[str(b)].append(sum(n for _, n in pure) / max(sum(s for s, _ in pure), 1e-9))
+            decoder.close()  # type: ignore[attr-defined]
+    from trusteval.models.llamacpp_batch import completion_args
+
+    prompt_tokens = [len(completion_args(llama, r).prompt) for r in batch]
+    return {
+        "whole": whole,
+        "per_cpu_s": per_cpu_s,
+        "decode": decode,
+        "mean_prompt_tokens": statistics.mean(prompt_tokens),
+    }
+
+
+def plain_answer(llama: object, r: object) -> dict:
+    return llama.create_chat_completion(  # type: ignore[attr-defined]
+        messages=r.chat(), temperature=r.params.temperature, top_p=r.params.top_p,  # type: ignore[attr-defined]
+        max_tokens=r.params.max_new_tokens, seed=r.seed,  # type: ignore[attr-defined]
+    )  # fmt: skip
 
 
 def run_child(args: argparse.Namespace, side: str) -> tuple[float, dict]:
@@ -94,6 +153,33 @@ def run_child(args: argparse.Namespace, side: str) -> tuple[float, dict]:
     return wall, json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def llama_batched_bench(args: argparse.Namespace, prompt_tokens: int) -> list[dict]:
+    """llama.cpp's own batched decoding on the same model, threads and sizes: each of B sequences gets a prompt
+    of the curve's mean prompt length and --max-tokens new tokens (no sampling, no end), flash attention off as
+    in the backend's context. One JSON object per batch size, as the binary prints it, one process per size
+    (its CPU seconds, model load included, in `cpu_s`), the sizes in order then in reverse."""
+    from trusteval.models.embedded import embedded_gguf_path
+
+    sizes = [int(b) for b in args.curve.split(",")]
+    rows = []
+    for size in [*sizes, *sizes[::-1]]:
+        n_ctx = size * (prompt_tokens + args.max_tokens) + 64
+        cmd = [args.anchor, "-m", str(embedded_gguf_path()), "-c", str(n_ctx), "-b", "2048", "-ub", "512",
+               "-npp", str(prompt_tokens), "-ntg", str(args.max_tokens), "-npl", str(size), "-t", str(args.threads),
+               "-tb", str(args.threads), "-fa", "off", "--output-format", "jsonl"]  # fmt: skip
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise SystemExit(f"llama-batched-bench failed: {done.stderr[-2000:]}")
+        row = next(json.loads(line) for line in (done.stdout + done.stderr).splitlines() if line.startswith("{"))
+        row["new_tokens_per_s"] = row["pl"] * row["tg"] / row["t"]  # prompts included, as the curve's "whole"
+        row["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        row["new_tokens_per_cpu_s"] = row["pl"] * row["tg"] / row["cpu_s"]
+        rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompts", type=int, default=32)
@@ -103,6 +189,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--curve", default="1,2,4,8,16,32")
     parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--anchor", default=None, help="a llama-batched-bench binary: run it on the same model")
     parser.add_argument("--child", dest="side", default=None)
     args = parser.parse_args()
     if args.side:
@@ -127,12 +214,13 @@ def main() -> None:
         })  # fmt: skip
         print(json.dumps(rounds[-1]), file=sys.stderr)
     curve = run_child(args, "curve")[1] if args.curve else None
+    anchor = llama_batched_bench(args, round(curve["mean_prompt_tokens"])) if curve and args.anchor else None
     result = {
         "threads": args.threads, "prompts": args.prompts, "max_tokens": args.max_tokens, "batch": args.batch,
         "temperature": args.temperature, "rounds": rounds,
         "process_ratio_median": statistics.median(r["process_ratio"] for r in rounds) if rounds else None,
         "decode_ratio_median": statistics.median(r["decode_ratio"] for r in rounds) if rounds else None,
-        "curve_tokens_per_s": curve, "load_average_at_end": round(os.getloadavg()[0], 1),
+        "curve_tokens_per_s": curve, "llama_batched_bench": anchor, "load_average_at_end": round(os.getloadavg()[0], 1),
     }  # fmt: skip
     out = REPO / "bench" / "results" / "llamacpp_batch.json"
     out.parent.mkdir(parents=True, exist_ok=True)
