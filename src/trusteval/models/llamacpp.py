@@ -199,7 +199,7 @@ class Options(PluginOptions):
     n_ctx: int = Field(
         4096, ge=0, description="context length in tokens per request; 0: the model's own (part of its identity)"
     )
-    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: the cores left free by the load)")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: the idle cores, followed)")
     extra_bufts: Flag = Field(False, description="use llama.cpp's extra buffer types (repacked CPU weights)")
     batch: int = Field(
         DEFAULT_BATCH, ge=1, le=256, description="requests decoded together; 1: one at a time (create_chat_completion)"
