@@ -2,6 +2,7 @@
 # Create .venv and install trusteval with everything it needs, from scratch, offline-capable registries only.
 #   scripts/setup.sh          the tool, its backends and the embedded model
 #   scripts/setup.sh --test   the same plus the test, lint and type-check tools
+#   scripts/setup.sh --llama-wheel   only compile (once) and cache the llama-cpp-python wheel; print its folder
 # torch is installed first, pinned to the CPU build, so nothing later pulls a multi-GB CUDA build.
 # llama-cpp-python is compiled once per (version, build flags) into trusteval's own wheel cache, with portable
 # x86-64 flags, never CPU-native ones: a native build can crash (SIGILL) on another CPU, and pip's own wheel cache
@@ -17,12 +18,6 @@ cache_root="${TRUSTEVAL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/trusteval}"
 flags_id=$(printf '%s' "$llama_version $llama_cmake_args" | sha256sum | cut -c1-12)
 wheel_dir="$cache_root/wheels/llama-cpp-python-$llama_version-$flags_id"
 
-[ -x .venv/bin/python ] || "$python" -m venv .venv
-pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
-
-"${pip[@]}" --upgrade pip
-"${pip[@]}" "torch==${TRUSTEVAL_TORCH_VERSION:-2.13.0}"
-
 build_llama_wheel() {
   local log tmp started
   log="$cache_root/wheels/build-$flags_id.log"
@@ -30,7 +25,7 @@ build_llama_wheel() {
   echo "Compiling llama-cpp-python $llama_version from source with portable flags ($llama_cmake_args)."
   echo "This takes about 11 CPU-minutes (5 to 9 minutes on 2 cores, by CPU) and happens once per machine; full log: $log"
   started=$SECONDS
-  CMAKE_ARGS="$llama_cmake_args" FORCE_CMAKE=1 .venv/bin/python -m pip wheel -v --no-deps --no-cache-dir \
+  CMAKE_ARGS="$llama_cmake_args" FORCE_CMAKE=1 "$builder" -m pip wheel -v --no-deps --no-cache-dir \
     --disable-pip-version-check --no-binary llama-cpp-python -w "$tmp" "llama-cpp-python==$llama_version" \
     >"$log" 2>&1 </dev/null &
   local pid=$!
@@ -49,7 +44,22 @@ build_llama_wheel() {
   echo "Compiled llama-cpp-python in $((SECONDS - started)) s."
 }
 
+# The wheel is py3-none (llama.cpp is loaded with ctypes), so one build serves every Python version.
 mkdir -p "$cache_root/wheels"
+if [ "${1:-}" = "--llama-wheel" ]; then
+  builder="$python"  # any Python with pip; scripts/check_min_versions.sh passes its venv's
+  ls "$wheel_dir"/llama_cpp_python-*.whl >/dev/null 2>&1 || build_llama_wheel >&2
+  echo "$wheel_dir"
+  exit 0
+fi
+
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+
+"${pip[@]}" --upgrade pip
+"${pip[@]}" "torch==${TRUSTEVAL_TORCH_VERSION:-2.13.0}"
+
+builder=.venv/bin/python
 ls "$wheel_dir"/llama_cpp_python-*.whl >/dev/null 2>&1 || build_llama_wheel
 
 extras="all"
