@@ -6,6 +6,7 @@ import asyncio
 import json
 import shutil
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,13 @@ from trusteval.models import Backend, BackendSettings, ModelSpec, load_backend
 from trusteval.models.hf import PLAIN_CHAT_FORMAT, TEMPLATE_CHAT_FORMAT, RowPlan, RowSampler
 from trusteval.records import Generation, GenerationParams, Request
 
-pytestmark = pytest.mark.slow  # a real model or a trained detector in most tests (seconds each)
+pytestmark = [
+    pytest.mark.slow,  # a real model or a trained detector in most tests (seconds each)
+    pytest.mark.skipif(
+        find_spec("torch") is None or find_spec("transformers") is None,
+        reason="the hf backend needs torch and transformers (pip install torch 'trusteval[hf]')",
+    ),
+]
 
 SAMPLED = GenerationParams(temperature=1.0, top_p=0.9, max_new_tokens=24)
 GREEDY = GenerationParams(temperature=0.0, top_p=1.0, max_new_tokens=12)

@@ -169,6 +169,7 @@ def test_bad_options_are_usage_errors(tiny_bert_classifier_dir: Path, options: s
 
 
 def test_default_model_is_roberta_base_cold_for_chinese() -> None:
+    pytest.importorskip("transformers", reason="the hf extra is not installed")
     from huggingface_hub import try_to_load_from_cache
 
     assert languages_option(Spec.parse("hf", bare=True), DEFAULT_MODEL) == frozenset({"zh"})
@@ -183,6 +184,7 @@ def test_default_model_is_roberta_base_cold_for_chinese() -> None:
 
 
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    pytest.importorskip("transformers", reason="the hf extra is not installed")
     with pytest.raises(BackendError, match="no model folder at"):
         scorer_for(tmp_path / "nothing-here")
 
