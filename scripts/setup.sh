@@ -40,15 +40,21 @@ build_llama_wheel() {
     rm -rf "$tmp"
     exit 1
   fi
-  mv "$tmp" "$wheel_dir"
+  mkdir -p "$wheel_dir" && mv "$tmp"/*.whl "$wheel_dir"/ && rmdir "$tmp"
   echo "Compiled llama-cpp-python in $((SECONDS - started)) s."
 }
 
-# The wheel is py3-none (llama.cpp is loaded with ctypes), so one build serves every Python version.
+# Recent releases build a py3-none wheel (llama.cpp is loaded with ctypes: one build serves every Python); older
+# ones, such as 0.3.15, build a cpXY one. Either counts as built when it fits the Python that will install it.
+have_llama_wheel() {
+  local tag
+  tag=$("$builder" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  [ -n "$(ls "$wheel_dir"/llama_cpp_python-*-{py3-none,"$tag-$tag"}-*.whl 2>/dev/null)" ]
+}
 mkdir -p "$cache_root/wheels"
 if [ "${1:-}" = "--llama-wheel" ]; then
   builder="$python"  # any Python with pip; scripts/check_min_versions.sh passes its venv's
-  ls "$wheel_dir"/llama_cpp_python-*.whl >/dev/null 2>&1 || build_llama_wheel >&2
+  have_llama_wheel || build_llama_wheel >&2
   echo "$wheel_dir"
   exit 0
 fi
@@ -60,7 +66,7 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" "torch==${TRUSTEVAL_TORCH_VERSION:-2.13.0}"
 
 builder=.venv/bin/python
-ls "$wheel_dir"/llama_cpp_python-*.whl >/dev/null 2>&1 || build_llama_wheel
+have_llama_wheel || build_llama_wheel
 
 extras="all"
 [ "${1:-}" = "--test" ] && extras="all,test"

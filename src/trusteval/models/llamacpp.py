@@ -215,7 +215,7 @@ def model_defaults(extra_bufts: bool) -> Iterator[None]:
     import llama_cpp.llama_cpp as native
 
     if "use_extra_bufts" not in {entry[0] for entry in native.llama_model_params._fields_}:
-        raise BackendError("llamacpp: this llama-cpp-python is too old (no use_extra_bufts); install >= 0.3.15")
+        raise BackendError("llamacpp: this llama-cpp-python is too old (no use_extra_bufts); install >= 0.3.36")
     original = native.llama_model_default_params
 
     def defaults() -> Any:
