@@ -22,7 +22,7 @@ python="${PYTHON:-python3}"
 torch_version="${TRUSTEVAL_TORCH_VERSION:-2.13.0}"
 
 # The stages, in order, and the tests each runs. A stage named after several extras installs them together.
-stages=(core llamacpp "hf onnx" plots parquet xlsx api hfdata ray)
+stages=(core llamacpp "hf onnx" plots parquet xlsx api hfdata ray bench)
 declare -A tests_for=(
   [core]="tests/test_store.py tests/test_config.py tests/test_stats.py tests/test_cold_detector.py tests/test_openai_pool.py"
   [llamacpp]="tests/test_llamacpp_options.py tests/test_llamacpp_batch.py tests/test_smoke.py"
@@ -33,6 +33,7 @@ declare -A tests_for=(
   [api]="tests/test_compare_api.py tests/test_toxicspans.py"
   [hfdata]="tests/test_hf_dataset.py"
   [ray]="tests/test_ray_executor.py"
+  [bench]="tests/test_bench_extra.py"
 )
 
 # One line per requirement: `<extra or core> name==X`, from every `name>=X` in pyproject.toml.
