@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Do the lowest versions pyproject.toml declares really work? A dated, manual check (CI does not run it: it installs
-# a second set of packages, about 15 minutes on a loaded 2-core machine). In one temporary venv it pins every
+# a second set of packages, 7 to 15 minutes on a shared 2-core machine). In one temporary venv it pins every
 # `name>=X` of the core dependencies to `name==X` and keeps them pinned throughout (a pip constraints file). Then,
 # one stage at a time, it installs each extra's `name==X` pins and runs the tests that exercise that extra, against
 # this checkout's src/ (no install of trusteval, so nothing resolves its dependencies again). Every extra except
