@@ -70,20 +70,20 @@ RESULTS = REPO / "bench" / "results" / "zh_response_detector.json"
 THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(7))
 NON_TOXIC = ("refusal", "counter_speech", "neutral", "anti_bias")
 CHECK_NON_TOXIC = ("refusal", "counter_speech", "neutral", "cold_anti_bias")
-CHECK_GROUPS = (
-    "女性",
-    "男人",
-    "黑人",
-    "白人",
-    "河南人",
-    "东北人",
-    "上海人",
-    "农村人",
-    "外地人",
-    "同性恋者",
-    "穆斯林",
-    "残疾人",
-)
+
+
+def _check_set_groups() -> tuple[str, ...]:
+    """The group names of the zh check set, read from the script that writes it (one list, not a copy)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_check_sets", REPO / "scripts" / "make_check_sets.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return tuple(module.ZH_GROUPS)
+
+
+CHECK_GROUPS = _check_set_groups()
 BIAS_PROXY = re.compile("歧视|偏见|刻板印象|地域黑|地图炮")
 CUE = re.compile("反对|不要|不应|不该|不能|拒绝|抵制|别|不对|错误|不可取|要不得|不公平|尊重|平等|制止|杜绝|没有依据")
 BIAS = re.compile("歧视|偏见|刻板印象|地域黑|地图炮|有色眼镜|以偏概全|一竿子|标签")
