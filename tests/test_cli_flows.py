@@ -159,3 +159,23 @@ def test_export_of_an_incomplete_run_says_so_on_stderr(tmp_path) -> None:
     exported = run_cli("export", "--store", tmp_path / "ws")
     assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 2
     assert "is incomplete: some answers or scores failed" in exported.stderr
+
+
+@pytest.mark.slow
+def test_export_keeps_one_record_a_line_when_answers_hold_unicode_line_separators(tmp_path) -> None:
+    """JSON leaves U+0085, U+2028 and U+2029 raw with ensure_ascii=False; str.splitlines() splits on them, and a
+    tiny random model once answered one, which cut its exported record in two."""
+    texts = ["这个地区的人都很友好", "那些女人真恶心", "外国人很勤劳"]
+    answers = ["好的\u2028第二行", "不\x85行", "段落\u2029之后"]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    replay = tmp_path / "answers.jsonl"  # escaped: trusteval's JSON Lines reader splits lines as str.splitlines
+    rows = [{"prompt": prompt, "response": response} for prompt, response in zip(texts, answers, strict=True)]
+    replay.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+                   "--model", f"replay:{replay}", "--seeds", "42", "--store", tmp_path / "ws", "--resamples", "50",
+                   "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    exported = run_cli("export", "--store", tmp_path / "ws").stdout
+    rows = [json.loads(line) for line in exported.splitlines()]
+    assert len(rows) == len(texts)
+    assert sorted(row["response"] for row in rows) == sorted(answers)

@@ -92,12 +92,22 @@ def _task_subjects(task: str, item: RunItem) -> list[str]:
     return [item.response_subject or "", text_subject(item.prompt.text, item.response)]
 
 
+# JSON leaves these raw with ensure_ascii=False, but Python's str.splitlines(), many line readers and JavaScript
+# take them for line ends: a model answer holding one would split its record in two.
+_LINE_BREAKS_JSON_KEEPS = str.maketrans({"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def jsonl_line(row: dict[str, Any]) -> str:
+    """One JSON Lines record: the row's JSON with every character a line reader could split on escaped."""
+    return json.dumps(row, ensure_ascii=False).translate(_LINE_BREAKS_JSON_KEEPS) + "\n"
+
+
 def export_rows(store: Store, run_id: str, handle: IO[str], fmt: str) -> int:
     count = 0
     writer = None
     for row in export_records(store, run_id):
         if fmt == "jsonl":
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.write(jsonl_line(row))
         else:
             if writer is None:
                 writer = csv.DictWriter(handle, fieldnames=list(row), lineterminator=CSV_LINE_END)
