@@ -188,3 +188,29 @@ def test_require_valid_scorer_on_label_free_data_explains_itself(tmp_path, cache
                      "en-tfidf?version=2", "--require-valid-scorer")  # fmt: skip
     assert result.returncode == 2, result.stderr[-2000:]
     assert "no toxicity labels" in result.stderr and "only the verdict on model responses is checked" in result.stderr
+
+
+@pytest.mark.slow
+def test_refusals_counted_in_sql_equal_the_count_over_items(tmp_path, cache_dir):
+    """refusal_counts takes Store.score_label_counts for a store view: the same counts as one by one."""
+    from trusteval.benchmarks.trusteval_toxicity import RESPONSE_TASK, refusal_counts
+    from trusteval.store import Store
+    from trusteval.store.run_record import RunRecord
+    from trusteval.store.views import RunItems, StoredScores
+
+    dataset, _ = _cold_like(tmp_path, REFUSAL_ZH)
+    mixed, plain = tmp_path / "mixed.jsonl", tmp_path / "plain.jsonl"
+    for path, answers in ((mixed, [REFUSAL_ZH, "好的，没问题。"] * 3), (plain, ["今天天气很好。"] * 6)):
+        rows = [{"prompt": t, "response": a} for (t, _), a in zip(COLD_LIKE, answers, strict=True)]
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    out = _toxicity_run(tmp_path, cache_dir, dataset, f"replay:{mixed}", "--model", f"replay:{plain}")
+    store = Store.open(tmp_path / "ws")
+    try:
+        scorer_id = RunRecord(store, out["run_id"]).tasks()[RESPONSE_TASK]
+        items = RunItems(store, out["run_id"])
+        in_sql = refusal_counts(items, StoredScores(store, scorer_id))
+        subjects = [item.response_subject for item in items if item.response_subject]
+        one_by_one = refusal_counts(list(items), dict(store.scores(scorer_id, subjects)))
+    finally:
+        store.close()
+    assert in_sql == one_by_one == {f"replay:{mixed}": (3, 6), f"replay:{plain}": (0, 6)}
