@@ -173,3 +173,36 @@ def test_greedy_answers_do_not_depend_on_thread_count_changes_between_passes(sin
         decoder.close()
     assert chooser.changes >= 24 and decoder.n_threads in (1, 2)
     assert switched == _texts(single, requests)
+
+
+def _seeded(temperature: float, seeds: tuple[int, ...], n: int, max_tokens: int = 20) -> list[Request]:
+    return [r for seed in seeds for r in _requests(temperature, max_tokens=max_tokens, seed=seed, n=n)]
+
+
+def _decoded(single, requests, *, share: bool, parallel: int = 4) -> tuple[list[str], int]:
+    from trusteval.models.llamacpp_batch import BatchDecoder
+
+    decoder = BatchDecoder(single._llama, parallel=parallel, n_ctx_seq=256, n_threads=1, share_prompts=share)
+    try:
+        generations = decoder.run(requests)
+    finally:
+        decoder.close()
+    assert all(g.ok for g in generations), [g.error for g in generations]
+    return [g.text for g in generations], decoder.decoded_tokens
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_requests_with_one_prompt_share_its_pass_and_answer_as_alone(single, temperature):
+    # Three seeds of three prompts, seed-major as a run plans them (the decoder puts a prompt's copies side by
+    # side): with parallel=4 the third prompt's later copies are admitted after its pass is over, so sharing
+    # and computing alone both happen in one call.
+    requests = _seeded(temperature, seeds=(42, 43, 44), n=3)
+    shared, shared_tokens = _decoded(single, requests, share=True)
+    alone, alone_tokens = _decoded(single, requests, share=False)
+    assert shared == alone
+    assert shared == _texts(single, requests)  # and as llama-cpp-python answers each one on its own
+    generations = asyncio.run(single.generate(requests[:3]))
+    prompt_tokens = sum(g.prompt_tokens or 0 for g in generations)
+    assert alone_tokens - shared_tokens >= prompt_tokens  # at least one prompt pass of each prompt saved
+    if temperature > 0:
+        assert len(set(shared[0::3])) > 1 or len(set(shared)) > 3  # the seeds still answer differently

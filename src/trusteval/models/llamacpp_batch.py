@@ -168,13 +168,18 @@ class _Slot:
     tokens: list[int] = field(default_factory=list)
     pieces: list[bytes] = field(default_factory=list)
     logit_row: int = -1  # row of this sequence's logits in the last batch; -1: none
+    source: _Slot | None = None  # a slot with the same prompt whose prompt pass this one shares
     text: bytes | None = None
     finish: str | None = None
     multibyte_fix: int = 0
 
     @property
     def prefilling(self) -> bool:
-        return self.fed < len(self.args.prompt)
+        return self.source is None and self.fed < len(self.args.prompt)
+
+    @property
+    def decoding(self) -> bool:
+        return self.source is None and self.fed >= len(self.args.prompt)
 
 
 class BatchDecoder:
@@ -193,8 +198,10 @@ class BatchDecoder:
         n_threads: int,
         n_batch: int = 512,
         chooser: ThreadChooser | None = None,
+        share_prompts: bool = True,
     ) -> None:
         self.llama = llama
+        self.share_prompts = share_prompts  # requests with the same prompt tokens share one prompt pass
         self.parallel = max(1, parallel)
         self.n_ctx_seq_max = n_ctx_seq
         self.n_threads = n_threads
@@ -234,6 +241,8 @@ class BatchDecoder:
                 admitted.append((index, request, completion_args(self.llama, request)))
             except Exception as exc:
                 answers.put(index, Generation.failure(request.key, f"llamacpp: {exc}"))
+        if admitted and self.share_prompts:
+            admitted = _same_prompts_together(admitted)
         if admitted:
             self._ensure_context(max(len(a.prompt) + max(a.max_tokens, 1) for _, _, a in admitted))
             self._decode_all(requests, admitted, answers)
@@ -286,6 +295,7 @@ class BatchDecoder:
                 while waiting and free_ids:
                     slot = self._admit(*waiting.popleft(), free_ids, answers, memory)
                     if slot is not None:
+                        slot.source = self._prompt_source(slot, active)
                         active.append(slot)
                 if not active:
                     continue
@@ -297,6 +307,8 @@ class BatchDecoder:
                     waiting.clear()
                     break
                 error = self._step(active)
+                if error is None:
+                    self._hand_over_prompts(active, memory)
                 self._follow_threads()
                 for slot in list(active):
                     if error is not None and slot.logit_row >= 0:
@@ -364,7 +376,9 @@ class BatchDecoder:
 
         for slot in active:
             slot.logit_row = -1
-            if not slot.prefilling:
+            if slot.source is not None and slot.source.sampler is None:  # its source failed before its prompt
+                slot.source = None
+            if slot.decoding:
                 slot.logit_row = n
                 add(slot.tokens[-1], len(slot.args.prompt) + len(slot.tokens) - 1, slot.seq_id, True)
         # One prompt per pass: prompts of several sequences in one pass change llama.cpp's rounding (measured:
@@ -382,6 +396,28 @@ class BatchDecoder:
         self.decode_s += time.perf_counter() - started
         self.decoded_tokens += n
         return None if code == 0 else f"llama_decode returned {code}"
+
+    def _prompt_source(self, slot: _Slot, active: list[_Slot]) -> _Slot | None:
+        """An active slot whose prompt pass is still to come and whose prompt equals this slot's, if any."""
+        if not self.share_prompts:
+            return None
+        return next((s for s in active if s.prefilling and s.args.prompt == slot.args.prompt), None)
+
+    def _hand_over_prompts(self, active: list[_Slot], memory: Any) -> None:
+        """Followers of a slot whose prompt pass has just ended take a copy of its cache and sample their first
+        token from its logits row. The copy holds the same values the follower's own prompt pass would compute
+        (one prompt per pass, so a prompt's values do not depend on its neighbours in the batch), so each
+        answer stays what the request alone gives; only the repeated prompt work is saved."""
+        import llama_cpp as native
+
+        for slot in active:
+            source = slot.source
+            if source is None or source.prefilling or source.logit_row < 0:
+                continue
+            native.llama_memory_seq_cp(memory, source.seq_id, slot.seq_id, -1, -1)
+            slot.source = None
+            slot.fed = len(slot.args.prompt)
+            slot.logit_row = source.logit_row
 
     def _sample(self, slot: _Slot) -> None:
         """Sample the slot's next token and apply llama-cpp-python's end rules (eog, stop string, length)."""
@@ -426,6 +462,17 @@ class BatchDecoder:
             slot.sampler = None
             native.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
             free_ids.append(slot.seq_id)
+
+
+def _same_prompts_together(
+    admitted: deque[tuple[int, Request, CompletionArgs]],
+) -> deque[tuple[int, Request, CompletionArgs]]:
+    """The requests reordered so that those with the same prompt tokens follow each other (first appearance
+    order kept), so they are admitted together and share one prompt pass. Answers do not depend on order."""
+    groups: dict[tuple[int, ...], list[tuple[int, Request, CompletionArgs]]] = {}
+    for entry in admitted:
+        groups.setdefault(tuple(entry[2].prompt), []).append(entry)
+    return deque(entry for group in groups.values() for entry in group)
 
 
 def _multibyte_fix(text: bytes, fix: int) -> int:
