@@ -1,7 +1,7 @@
 """Batched decoding of the `llamacpp` backend against a one-at-a-time llama-cpp-python loop.
 
 Usage: python bench/bench_llamacpp_batch.py [--prompts 32] [--max-tokens 64] [--threads 2] [--batch 16]
-       [--rounds 2] [--curve 1,2,4,8,16,32] [--temperature 0]
+       [--rounds 2] [--curve 1,2,4,8,16,32] [--temperature 0] [--seeds 1] [--no-share]
 
 Whole process: each round starts one child process per side, alternating which goes first: a plain loop of
 `Llama.create_chat_completion` over the prompts (the model loaded as the backend loads it, same threads), and
@@ -9,7 +9,10 @@ the backend's `BatchDecoder` at `--batch`. Each child reports its completion tok
 its texts; the parent times the whole process (interpreter start, imports, model load, generation, exit).
 Ratios are per round. Then the curve: one child decodes the same prompts at each batch size of `--curve`
 (two passes, the second in reverse order), tokens/s of the decoding itself. Greedy by default; the texts of
-both sides are compared prompt by prompt. Writes bench/results/llamacpp_batch.json.
+both sides are compared prompt by prompt. `--seeds N` asks each prompt under N seeds (42, 43, ...), side by side
+as a run plans them: the batched side then shares each prompt's pass among its copies (`--no-share` turns that
+off), and the plain loop reuses the previous request's cached prompt as llama-cpp-python does. Writes
+bench/results/llamacpp_batch.json.
 """
 
 from __future__ import annotations
@@ -40,11 +43,11 @@ def prompts(n: int) -> list[str]:
     return [ASKS[i % len(ASKS)].format(TOPICS[i % len(TOPICS)]) for i in range(n)]
 
 
-def requests(n: int, max_tokens: int, temperature: float) -> list:
+def requests(n: int, max_tokens: int, temperature: float, seeds: int = 1) -> list:
     from trusteval.records import GenerationParams, Request
 
     params = GenerationParams(temperature=temperature, top_p=0.9, max_new_tokens=max_tokens)
-    return [Request.build("bench", (("user", text),), params, 42) for text in prompts(n)]
+    return [Request.build("bench", (("user", text),), params, 42 + s) for text in prompts(n) for s in range(seeds)]
 
 
 def child(args: argparse.Namespace) -> None:
@@ -53,7 +56,7 @@ def child(args: argparse.Namespace) -> None:
     from trusteval.models.llamacpp import load_llama
     from trusteval.models.llamacpp_batch import BatchDecoder
 
-    batch = requests(args.prompts, args.max_tokens, args.temperature)
+    batch = requests(args.prompts, args.max_tokens, args.temperature, args.seeds)
     llama = load_llama(embedded_gguf_path(), n_ctx=512 if args.side == "batched" else 2048, n_threads=args.threads)
     if args.side == "plain":
         started = time.perf_counter()
@@ -70,12 +73,13 @@ def child(args: argparse.Namespace) -> None:
     if args.side == "curve":
         print(json.dumps(curve(args, llama, batch)))
         return
-    decoder = BatchDecoder(llama, parallel=args.batch, n_ctx_seq=2048, n_threads=args.threads)
+    decoder = BatchDecoder(llama, parallel=args.batch, n_ctx_seq=2048, n_threads=args.threads, share_prompts=args.share)
     started = time.perf_counter()
     gens = decoder.run(batch)
     gen_s = time.perf_counter() - started
     tokens = sum(g.completion_tokens or 0 for g in gens)
-    print(json.dumps({"tokens": tokens, "gen_s": gen_s, "texts": [g.text for g in gens]}))
+    print(json.dumps({"tokens": tokens, "gen_s": gen_s, "texts": [g.text for g in gens],
+                      "decoded_tokens": decoder.decoded_tokens}))  # fmt: skip
 
 
 def timed_decoder(llama: object, parallel: int, threads: int) -> object:
@@ -88,7 +92,7 @@ def timed_decoder(llama: object, parallel: int, threads: int) -> object:
             now = time.perf_counter()
             if self.last is not None:  # the previous pass, its sampling and bookkeeping
                 self.passes.append((now - self.last[0], *self.last[1:]))
-            decoding = sum(not s.prefilling for s in active)
+            decoding = sum(s.decoding for s in active)
             self.last = (now, decoding, any(s.prefilling for s in active))
             return super()._step(active)
 
@@ -144,7 +148,9 @@ def plain_answer(llama: object, r: object) -> dict:
 def run_child(args: argparse.Namespace, side: str) -> tuple[float, dict]:
     cmd = [sys.executable, __file__, "--child", side, "--prompts", str(args.prompts), "--max-tokens",
            str(args.max_tokens), "--threads", str(args.threads), "--batch", str(args.batch), "--curve", args.curve,
-           "--temperature", str(args.temperature)]  # fmt: skip
+           "--temperature", str(args.temperature), "--seeds", str(args.seeds)]  # fmt: skip
+    if not args.share:
+        cmd.append("--no-share")
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     wall = time.perf_counter() - started
@@ -190,6 +196,8 @@ def main() -> None:
     parser.add_argument("--curve", default="1,2,4,8,16,32")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--anchor", default=None, help="a llama-batched-bench binary: run it on the same model")
+    parser.add_argument("--seeds", type=int, default=1, help="each prompt under this many seeds, side by side")
+    parser.add_argument("--no-share", dest="share", action="store_false", help="each copy of a prompt computes it")
     parser.add_argument("--child", dest="side", default=None)
     args = parser.parse_args()
     if args.side:
@@ -211,13 +219,14 @@ def main() -> None:
             "decode_ratio": decode["batched"] / decode["plain"],
             "identical_texts": f"{same}/{len(plain['texts'])}",
             "tokens": {"plain": plain["tokens"], "batched": batched["tokens"]},
+            "batched_decoded_tokens": batched.get("decoded_tokens"),
         })  # fmt: skip
         print(json.dumps(rounds[-1]), file=sys.stderr)
     curve = run_child(args, "curve")[1] if args.curve else None
     anchor = llama_batched_bench(args, round(curve["mean_prompt_tokens"])) if curve and args.anchor else None
     result = {
         "threads": args.threads, "prompts": args.prompts, "max_tokens": args.max_tokens, "batch": args.batch,
-        "temperature": args.temperature, "rounds": rounds,
+        "temperature": args.temperature, "seeds": args.seeds, "share": args.share, "rounds": rounds,
         "process_ratio_median": statistics.median(r["process_ratio"] for r in rounds) if rounds else None,
         "decode_ratio_median": statistics.median(r["decode_ratio"] for r in rounds) if rounds else None,
         "curve_tokens_per_s": curve, "llama_batched_bench": anchor, "load_average_at_end": round(os.getloadavg()[0], 1),
