@@ -79,3 +79,31 @@ def test_the_counters_are_read_from_this_machine():
     second = llamacpp_threads.cpu_sample()
     assert second is not None
     assert second.wall > first.wall and second.idle_s >= first.idle_s >= 0 and second.waited_s >= first.waited_s >= 0
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"cpu.max": "200000 100000\n"}, 2.0),  # cgroup v2: 2 CPUs
+        ({"cpu.max": "150000 100000\n"}, 1.5),
+        ({"cpu.max": "max 100000\n"}, None),  # no quota
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3.0),  # cgroup v1
+        ({"cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, None),
+        ({"cpu.max": "garbage"}, None),
+        ({}, None),  # nothing to read: not limited as far as we can tell
+    ],
+)
+def test_a_containers_cpu_quota_is_read_from_its_cgroup_files(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert llamacpp_threads.cpu_quota(tmp_path) == expected
+
+
+@pytest.mark.parametrize(("quota", "expected"), [("max 100000", 64), ("200000 100000", 2), ("150000 100000", 1)])
+def test_usable_cores_are_capped_by_the_quota_not_only_by_affinity(tmp_path, monkeypatch, quota, expected):
+    (tmp_path / "cpu.max").write_text(quota)
+    monkeypatch.setattr(llamacpp_threads, "CGROUP_ROOT", tmp_path)
+    monkeypatch.setattr(llamacpp_threads.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert llamacpp_threads.usable_cores() == expected
+    assert ThreadChooser().cores == expected

@@ -12,6 +12,10 @@ that waits for a core stalls all of them: more threads than free cores decode fa
   time or more means another process wants our cores: one thread fewer. A window that leaves 0.7 of a core
   idle means one more, up to every usable core.
 
+The usable cores are those the process may run on (its CPU affinity), and no more than a container's CPU
+quota allows (cgroup v2 `cpu.max`, v1 `cpu.cfs_quota_us`): /proc/stat counts every core of the host, so in a
+container limited to 2 CPUs of a 64-core host the idle share alone would say 60 cores are free.
+
 The 1-minute load average, the signal before, lags by about a minute and still counts the last run's threads.
 Where /proc cannot be read it is the fallback. A different thread count gives the same answers: each output
 of a llama.cpp CPU operation is computed by one thread in the same order (`tests/test_llamacpp_threads.py`).
@@ -22,18 +26,46 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 FREE_FROM = 0.7  # an idle share of a core from which it counts as free
 WAIT_SHARE = 0.1  # our threads' wait for a core, per thread and wall second, from which we use one fewer
 START_WINDOW_S = 0.15  # the first sample's window (overlapped with loading the model)
 FOLLOW_WINDOW_S = 1.0  # while decoding, the thread count is reconsidered after each window this long
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def usable_cores() -> int:
+    """The cores this process may use: its CPU affinity, capped by a container's CPU quota (whole CPUs)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    quota = cpu_quota(CGROUP_ROOT)
+    return cores if quota is None else max(1, min(cores, int(quota)))
+
+
+def cpu_quota(root: Path) -> float | None:
+    """CPUs the cgroup quota allows (quota over period), or None: no quota, or no cgroup files to read."""
+    # cgroup v2 (a container sees its own group at the root), then v1's two files
+    pairs: list[tuple[Path, Path | None]] = [(root / "cpu.max", None)]
+    for v1 in ("cpu", "cpu,cpuacct"):
+        pairs.append((root / v1 / "cpu.cfs_quota_us", root / v1 / "cpu.cfs_period_us"))
+    for quota_file, period_file in pairs:
+        try:
+            if period_file is None:
+                quota, period = quota_file.read_text().split()[:2]
+            else:
+                quota, period = quota_file.read_text().strip(), period_file.read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if quota in ("max", "-1"):
+            return None
+        try:
+            return int(quota) / int(period) if int(quota) > 0 and int(period) > 0 else None
+        except ValueError:
+            return None
+    return None
 
 
 @dataclass(frozen=True)
