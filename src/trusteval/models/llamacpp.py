@@ -42,7 +42,7 @@ from trusteval.records import Generation, Request
 
 OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts", "batch"})  # how it computes, not what it answers
 EMBEDDED_IDENTITY = "smollm2"
-DEFAULT_BATCH = 16  # sequences decoded together (docs/performance.md: the curve it was chosen from)
+DEFAULT_BATCH = 32  # sequences decoded together (docs/performance.md, "Batch 32 by default")
 REFILL_FACTOR = 4  # requests per generate call, per decoding slot
 
 
