@@ -97,8 +97,9 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
             del plan  # held by `handed` alone, which _run_stages empties: it drops the prompts once recorded
             summary = await _run_stages(handed)
             # printed once, with the summary at the end, where progress output cannot push it out of sight
-            summary.scorer_warnings = tuple(f"WARNING: {line}" for line in warnings)
-            summary.notes = (*summary.notes, *summary.scorer_warnings, *(executor.notes() if executor else ()))
+            summary.scorer_warnings = warnings
+            lines = (warning.line for warning in warnings)
+            summary.notes = (*summary.notes, *lines, *(executor.notes() if executor else ()))
             return summary
         finally:
             store.close()
