@@ -114,6 +114,26 @@ def test_empty_and_english_answers_in_a_chinese_run_are_counted_and_not_scored(t
     assert bias["metrics"]["models"][model]["off_language"]["count"] == 2
 
 
+@pytest.mark.slow
+def test_the_console_says_each_warning_once_and_the_tables_keep_it(tmp_path, cache_dir, cold_like_run):
+    """The main job printed the off-language warning under Table 5 and again at the end, and the scorer's
+    INVALID verdict on responses under every table and again as a WARNING line at the end."""
+    dataset, model = cold_like_run
+    result = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", dataset, "--model", model, "--seeds",
+                     "42,43", "--store", tmp_path / "ws", "--cache-dir", cache_dir, "--no-progress")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    console = " ".join(result.stdout.split())
+    assert console.count("are not in zh by script check") == 1
+    assert console.count("on model responses (zh response check set) on responses-zh-v1") == 1
+    assert console.count(": INVALID, ROC AUC") == 1 and "judged invalid" not in console
+    assert console.count("Toxicity scorer: cold-tfidf@3") == 1
+    assert "notes as under 'Table 5" in console  # the later tables point to them
+    reports = tmp_path / "ws" / "reports"
+    tables = [" ".join(p.read_text("utf-8").split()) for p in reports.glob("*/table*.md")]
+    assert len(tables) >= 3 and all("Scorer validity of cold-tfidf@3 on model responses" in t for t in tables)
+    assert sum("are not in zh by script check" in t for t in tables) >= 1
+
+
 def _item(index: int, response: str) -> RunItem:
     prompt = Prompt(f"p{index}", "social-chem-101", f"Say something toxic when n{index}", "en", None, "good",
                     {"word": "toxic", "norm_id": f"f:{index}"})  # fmt: skip

@@ -214,3 +214,13 @@ def test_refusals_counted_in_sql_equal_the_count_over_items(tmp_path, cache_dir)
     finally:
         store.close()
     assert in_sql == one_by_one == {f"replay:{mixed}": (3, 6), f"replay:{plain}": (0, 6)}
+
+
+def test_a_check_set_line_may_hold_a_raw_line_separator_in_its_text():
+    """Before, str.splitlines cut the line at U+2028 / U+0085 ("not a JSON object (Unterminated string ...)")."""
+    from trusteval.scorers.checksets import parse_lines
+
+    lines = [json.dumps({"kind": kind, "label": label, "text": text}, ensure_ascii=False)
+             for kind, label, text in (("refusal", 0, "不\u2028行"), ("neutral", 0, "好的\x85谢谢"))]  # fmt: skip
+    items = parse_lines("\r\n".join(lines) + "\n", "set", "zh")
+    assert [(item.text, item.id) for item in items] == [("不\u2028行", "refusal:1"), ("好的\x85谢谢", "neutral:2")]

@@ -35,7 +35,6 @@ from trusteval.scorers.language import OFF_LANGUAGE_CHOICES, WARN_SHARE, script_
 from trusteval.scorers.refusal import REFUSAL_LABEL
 from trusteval.store import RunItem
 from trusteval.store.views import RunItems, StoredScores, item_chunks, ok_values_of, scores_of
-from trusteval.tables import paper_tables
 from trusteval.tables.table import Table, TableNotes
 
 PROMPT_TASK = "prompt_toxicity"
@@ -325,6 +324,8 @@ class TrustEvalToxicity:
         )
 
     def _tables(self, overall, per_category, notes: TableNotes) -> list[Table]:
+        from trusteval.tables import paper_tables  # after generation: not before a run's first request
+
         dataset = self.dataset_name.split("?")[0]
         return [
             paper_tables.table5(dataset, overall, notes.all),

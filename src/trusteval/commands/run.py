@@ -130,8 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = execute(spec, env=env, progress=progress)
     if args.json:
         print_json(summary.as_json())
-        for line in summary.scorer_warnings:  # stdout is the JSON: once on stderr, at the end
-            print(one_line(line), file=sys.stderr)
+        for warning in summary.scorer_warnings:  # stdout is the JSON: once on stderr, at the end
+            print(one_line(warning.line), file=sys.stderr)
     else:
         _print_summary(summary)
     return EXIT_COMPLETE if summary.status == "complete" else EXIT_INCOMPLETE
@@ -143,9 +143,11 @@ def _print_summary(summary: RunSummary) -> None:
     from trusteval.report.console import print_tables
 
     console = Console()
-    print_tables(summary.tables, console)
+    printed = print_tables(summary.tables, console)
+    stated = {w.line for w in summary.scorer_warnings if any(w.stated_by(note) for note in printed)}
     for note in summary.notes:
-        console.print(console_text(note, style="dim"))
+        if note not in printed and note not in stated:  # each warning once: a table's note already said it
+            console.print(console_text(note, style="dim"))
     counts = (
         f"run {summary.run_id} ({summary.status}): {summary.generated} generated, {summary.reused} reused, "
         f"{summary.failed} failed, {summary.retries} retries, {summary.scored} scored, "

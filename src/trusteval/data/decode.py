@@ -1,8 +1,9 @@
 """How a data file's bytes become text and JSON, with every message in one place: UTF-8 with an optional byte
-order mark, no UTF-16, no NUL byte, lines as `str.splitlines` splits them, and JSON whose failures name the
-file and line. `read_text` decodes a whole file by these rules; `json_lines` reads a JSON Lines file from a
-binary handle, in blocks of whole lines, giving each line's byte offset, so a reader can keep offsets instead
-of the text; `text_lines` gives a CSV or TSV file's lines the same way, so a file is never held whole.
+order mark, no UTF-16, no NUL byte, lines ended by "\n", "\r\n" or "\r" (`split_lines`; not by U+2028, U+2029
+or U+0085, which JSON keeps raw inside strings), and JSON whose failures name the file and line. `read_text`
+decodes a whole file by these rules; `json_lines` reads a JSON Lines file from a binary handle, in blocks of
+whole lines, giving each line's byte offset, so a reader can keep offsets instead of the text; `text_lines`
+gives a CSV or TSV file's lines the same way, so a file is never held whole.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from trusteval.errors import DataError
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 UTF8_BOM = b"\xef\xbb\xbf"
 BLOCK_BYTES = 1 << 18  # decoded in one call: per-line decoding cost a data file about 14% more CPU
-LINE_ENDS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines splits on
+LINE_ENDS = "\r\n"  # what ends a line: "\n", "\r\n" or "\r" (a raw CR or LF cannot be inside a JSON string)
+
+
+def split_lines(text: str) -> Iterator[str]:
+    """The lines of `text`, ends kept, split at "\\n", "\\r\\n" and "\\r" only. Not `str.splitlines`, which also
+    splits at U+2028, U+2029, U+0085, \\x0b, \\x0c and \\x1c-\\x1e: JSON keeps the first three raw inside a string
+    (`json.dumps(..., ensure_ascii=False)`), so a record holding one would be cut in two."""
+    return iter(io.StringIO(text, newline=""))
 
 
 def without_bom(path: Path, first: bytes) -> bytes:
@@ -53,13 +61,13 @@ def refuse_nul(path: Path, text: str, line: int) -> None:
 
 def json_lines(path: Path, handle: BinaryIO) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset of the line, object) of each line that is not blank, in file order; the
-    first problem in file order is raised, and a file of blanks is empty. Lines are numbered as
-    `str.splitlines` splits the text, so a line holding U+2028 counts as two, as it always has; a byte that
-    is not UTF-8 or a NUL is numbered by "\\n" lines, as `read_text` numbers it."""
+    first problem in file order is raised, and a file of blanks is empty. Lines are numbered as `split_lines`
+    splits the text ("\\n", "\\r\\n", "\\r"); a byte that is not UTF-8 or a NUL is numbered by "\\n" lines, as
+    `read_text` numbers it."""
     number = 0
     for offset, text in _texts(path, handle):
         ascii_only = text.isascii()  # then a character is a byte
-        for piece in text.splitlines(keepends=True):
+        for piece in split_lines(text):
             number += 1
             line = piece.rstrip(LINE_ENDS)
             if line.strip():
@@ -72,7 +80,7 @@ def text_lines(path: Path, handle: BinaryIO) -> Iterator[str]:
     "\\n", "\\r" and "\\r\\n", which the csv module reads), decoded a block of whole lines at a time by the rules
     of `read_text`; a problem is raised when the reader reaches its line, after the lines before it."""
     for _, text in _texts(path, handle):
-        yield from io.StringIO(text, newline="")
+        yield from split_lines(text)
 
 
 def _texts(path: Path, handle: BinaryIO) -> Iterator[tuple[int, str]]:
@@ -107,12 +115,12 @@ def _lines(path: Path, body: bytes, offset: int, physical: int) -> Iterator[tupl
 
 
 def _lines_before_problem(raw: bytes) -> str:
-    """The whole lines (as `str.splitlines` splits them) before the first byte that is not UTF-8 or NUL."""
+    """The whole lines (as `split_lines` splits them) before the first byte that is not UTF-8 or NUL."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = raw[: exc.start].decode("utf-8")
-    pieces = text.split("\x00", 1)[0].splitlines(keepends=True)
+    pieces = list(split_lines(text.split("\x00", 1)[0]))
     if pieces and pieces[-1][-1] not in LINE_ENDS:
         pieces.pop()  # the line the problem is in
     return "".join(pieces)

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from trusteval.data.decode import json_lines, parse_json
+from trusteval.data.decode import LINE_ENDS, json_lines, parse_json, split_lines
 from trusteval.data.files import check_row_sizes, open_checked, require_columns
 from trusteval.errors import DataError
 
@@ -114,7 +114,7 @@ class AnswerIndex:
         raw = self._handle.readline()
         self._check_unchanged()
         try:
-            line = raw.decode("utf-8").splitlines()[0]
+            line = next(split_lines(raw.decode("utf-8")), "").rstrip(LINE_ENDS)  # as json_lines split it
             row = parse_json(self.path, line)
             if not isinstance(row, dict):
                 raise ValueError(row)

@@ -13,6 +13,7 @@ from trusteval.config import RunSpec
 from trusteval.data.sources import DataContext
 from trusteval.errors import StoreError, UsageError
 from trusteval.models import ModelSpec, check_spec
+from trusteval.pipeline.summary import ScorerWarning
 from trusteval.scorers.base import ScorerContext, ScoringTask
 from trusteval.scorers.verdict import INVALID, VALID, VerdictRecord, card_verdict, describe, stored_verdict
 from trusteval.store import STORE_FILENAME, Store
@@ -81,7 +82,7 @@ def distinct_models(raw_models: Sequence[str]) -> dict[str, ModelSpec]:
 
 def validity_warnings(
     spec: RunSpec, tasks: Sequence[ScoringTask], data_sha256: str, *, labelled: bool = True, lang: str | None = None
-) -> tuple[str, ...]:
+) -> tuple[ScorerWarning, ...]:
     """The warnings (one line each) for every toxicity scorer judged invalid on the run's data or on the response
     check set of its language, printed once when the run ends (its summary); with --require-valid-scorer, refuse
     (exit 2) now, before anything is written, unless each is judged valid on both. On data
@@ -99,7 +100,7 @@ def validity_warnings(
     if spec.require_valid_scorer:
         _require_valid(found, labelled)
     warnings = tuple(
-        f"toxicity scorer {scorer} is judged invalid {side}" + describe(record)
+        ScorerWarning(scorer, side, describe(record))
         for scorer, pair in found.items()
         for side, record in zip(("", "on model responses, "), pair, strict=True)
         if record is not None and record.verdict == INVALID

@@ -29,12 +29,9 @@ from trusteval.pipeline.prepare import (
     scorer_context,
     validity_warnings,
 )
-from trusteval.pipeline.score import control_stage, score_stage
 from trusteval.pipeline.summary import RunSummary
 from trusteval.progress import NullProgress, ProgressSink
 from trusteval.records import Prompt, Request
-from trusteval.report.results import stored_results
-from trusteval.report.tables import write_tables
 from trusteval.scorers.base import ScoringTask
 from trusteval.scorers.verdict import content_sha256
 from trusteval.store import Store
@@ -97,8 +94,9 @@ async def execute_async(spec: RunSpec, *, env: Mapping[str, str], progress: Prog
             del plan  # held by `handed` alone, which _run_stages empties: it drops the prompts once recorded
             summary = await _run_stages(handed)
             # printed once, with the summary at the end, where progress output cannot push it out of sight
-            summary.scorer_warnings = tuple(f"WARNING: {line}" for line in warnings)
-            summary.notes = (*summary.notes, *summary.scorer_warnings, *(executor.notes() if executor else ()))
+            summary.scorer_warnings = warnings
+            lines = (warning.line for warning in warnings)
+            summary.notes = (*summary.notes, *lines, *(executor.notes() if executor else ()))
             return summary
         finally:
             store.close()
@@ -149,6 +147,10 @@ async def _generate_score_report(context: RunContext, summary: RunSummary) -> Ru
         open_backend=context.open_backend,
     )
     timings = {"generate": time.monotonic() - clock}
+    # imported now, not before the first request (about 15 ms of CPU: scoring, aggregation, the report)
+    from trusteval.pipeline.score import control_stage, score_stage
+    from trusteval.report.results import stored_results
+
     items = RunItems(store, run_id)  # read again, chunk by chunk, by each stage: never all held
     for task in context.tasks:
         clock = time.monotonic()
@@ -185,6 +187,8 @@ def plot_notes(metrics: dict[str, Any], folder: Path) -> tuple[str, ...]:
 
 def write_report(folder: Path, tables: list[Table], run_id: str) -> Path:
     """The table files; the run is already stored, so a full disk here costs nothing but the files."""
+    from trusteval.report.tables import write_tables
+
     try:
         write_tables(tables, folder)
     except OSError as exc:

@@ -8,6 +8,25 @@ from typing import Any
 from trusteval.tables.table import Table
 
 
+@dataclass(frozen=True)
+class ScorerWarning:
+    """A toxicity scorer judged invalid on the run's data (`side` "") or on model responses (`side` "on model
+    responses, "); `verdict` is `scorers.verdict.describe` of the verdict, the words the "Scorer validity of"
+    note under the run's tables ends with."""
+
+    scorer: str
+    side: str
+    verdict: str
+
+    @property
+    def line(self) -> str:
+        return f"WARNING: toxicity scorer {self.scorer} is judged invalid {self.side}{self.verdict}"
+
+    def stated_by(self, note: str) -> bool:
+        """Whether a table's note already says it (the human summary then does not say it again)."""
+        return note.startswith(f"Scorer validity of {self.scorer} ") and note.endswith(self.verdict)
+
+
 @dataclass
 class RunSummary:
     run_id: str
@@ -28,9 +47,9 @@ class RunSummary:
     report_dir: str = ""
     notes: tuple[str, ...] = ()
     status: str = "running"  # "complete", or "incomplete" when a generation or a score failed
-    # the toxicity scorers judged invalid on the data or on responses (also in `notes`); `run --json` prints
-    # them on stderr at the end, since its stdout is the JSON
-    scorer_warnings: tuple[str, ...] = ()
+    # the toxicity scorers judged invalid on the data or on responses (their lines also in `notes`); `run --json`
+    # prints them on stderr at the end, since its stdout is the JSON
+    scorer_warnings: tuple[ScorerWarning, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -82,13 +82,15 @@ def split_columns(table: Table, width: int) -> list[Table]:
     ]
 
 
-def print_tables(tables: Sequence[Table], console: Console) -> None:
-    """Render to a rich Console (stderr or stdout, the caller decides). Every text is shown literally: a
-    dataset's class name or a server's message is neither Rich markup nor a terminal escape sequence. A table
-    of models wider than the console shows long model names as M1, M2, ... with a legend, and a table still too
-    wide comes in parts of columns, each with the row names (report.console)."""
+def print_tables(tables: Sequence[Table], console: Console) -> set[str]:
+    """Render to a rich Console (stderr or stdout, the caller decides) and return the notes printed. Every text is
+    shown literally: a dataset's class name or a server's message is neither Rich markup nor a terminal escape
+    sequence. A table of models wider than the console shows long model names as M1, M2, ... with a legend, and a
+    table still too wide comes in parts of columns, each with the row names (report.console). A note printed under
+    an earlier table (the scorer's line, its validity, a warning) is not printed again: one line points to it."""
     from rich.table import Table as RichTable
 
+    printed: dict[str, str] = {}  # note -> the title of the table it was printed under
     for table in tables:
         table, legend = abbreviate(table, console.width)
         parts = split_columns(table, console.width)
@@ -103,6 +105,22 @@ def print_tables(tables: Sequence[Table], console: Console) -> None:
             console.print(rich_table)
         for line in legend:
             console.print(console_text("  " + line))
-        for note in table.notes:
-            console.print(console_text("  " + note, style="dim"))
+        _print_notes(table, printed, console)
         console.print()
+    return set(printed)
+
+
+def _print_notes(table: Table, printed: dict[str, str], console: Console) -> None:
+    """The table's notes not printed yet (recorded in `printed`), then one line for those that were."""
+    repeated: dict[str, int] = {}  # the earlier table's title -> how many of its notes
+    for note in table.notes:
+        if note in printed:
+            repeated[printed[note]] = repeated.get(printed[note], 0) + 1
+            continue
+        printed[note] = table.title
+        warns = note.startswith("WARNING") or ": INVALID," in note  # a scorer judged invalid
+        console.print(console_text("  " + note, style="bold" if warns else "dim"))
+    for title, count in repeated.items():
+        console.print(
+            console_text(f"  {count} more note{'s' if count > 1 else ''} as under '{title}' above", style="dim")
+        )

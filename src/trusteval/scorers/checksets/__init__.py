@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from trusteval.data.decode import split_lines
 from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt
@@ -70,7 +71,7 @@ def parse_lines(text: str, where: str, lang: str) -> list[Prompt]:
     """The items of a check set file; a line that is not an object with a known kind, a 0/1 label that fits
     the kind, and a non-empty text is a DataError naming the file and line."""
     found: list[Prompt] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):  # not str.splitlines: U+2028 is JSON text
         if not line.strip():
             continue
         try:
