@@ -292,7 +292,7 @@ class BatchDecoder:
         active: list[_Slot] = []
         try:
             while waiting or active:
-                while waiting and free_ids and (not active or len(free_ids) >= self._group_size(waiting)):
+                while waiting and free_ids:
                     slot = self._admit(*waiting.popleft(), free_ids, answers, memory)
                     if slot is not None:
                         slot.source = self._prompt_source(slot, active)
@@ -396,20 +396,6 @@ class BatchDecoder:
         self.decode_s += time.perf_counter() - started
         self.decoded_tokens += n
         return None if code == 0 else f"llama_decode returned {code}"
-
-    def _group_size(self, waiting: deque[tuple[int, Request, CompletionArgs]]) -> int:
-        """Slots the next request needs free before it is admitted: its whole run of requests with the same
-        prompt (at most the context's slots), so they share one prompt pass; 1 without sharing. Holding a slot
-        free for a pass or two costs one token each; a prompt computed again costs all its tokens."""
-        if not self.share_prompts:
-            return 1
-        prompt = waiting[0][2].prompt
-        size = 0
-        for _, _, args in waiting:
-            if size == self._slots or args.prompt != prompt:
-                break
-            size += 1
-        return size
 
     def _prompt_source(self, slot: _Slot, active: list[_Slot]) -> _Slot | None:
         """An active slot whose prompt pass is still to come and whose prompt equals this slot's, if any."""
