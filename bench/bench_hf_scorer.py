@@ -8,12 +8,15 @@ intermediate 3072, 12 heads; --layers of them, 6 by default to halve the run: ev
 so the fraction hardly depends on the count; weights do not change the arithmetic) with the test fixtures'
 offline tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR; 1,024 texts by default, one
 pipeline call (CALL_BATCHES x batch size), so the padding is a run's. The machine is shared, so each round
-measures, interleaved: the fp32 matmul rate on the model's own layer shapes, the scorer as shipped (oneDNN-fused
-float32), the same with fuse=0 (the eager model) and with quantize=int8 (with --onnx also runtime=onnx, float
-and int8). Reported (medians over rounds, with
-the load average before and after):
+measures, interleaved: two fp32 matmul rates on the model's own layer shapes (torch's matmul, MKL on this build,
+at 2,048 tokens; and oneDNN's packed linear kernel, the one the fused scorer calls, on a layer's four linear
+shapes at a batch's real token count), the scorer as shipped (oneDNN-fused float32 on real tokens only), the same
+with unpad=0 (fused, padded layout: the path shipped before), with fuse=0 (the eager model) and with
+quantize=int8 (with --onnx also runtime=onnx, float and int8). Reported (medians over rounds, with the load
+average before and after):
 - texts/s for each, and speedups over the eager model within each round (wall and CPU seconds);
-- the FLOP-limit fraction: texts/s divided by (matmul rate / FLOPs per text), per wall and per CPU second, with
+- the FLOP-limit fraction: texts/s divided by (matmul rate / FLOPs per text), per wall and per CPU second,
+  against either rate (keys ending `_onednn`: against oneDNN's packed kernel), with
   FLOPs per text counted two ways: the issue's 2 x non-embedding parameters x real tokens, and the matmuls
   actually needed (2 x encoder parameters x tokens, the pooler and classifier once per text, plus attention's
   4 x length x hidden x layers per token); padded tokens per real token for this run's texts, and projected
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import os
 import random
@@ -96,6 +100,31 @@ def matmul_gflops(hidden: int, intermediate: int, tokens: int = 2048, repeats: i
     return gflop / seconds, gflop / cpu_seconds
 
 
+def onednn_gflops(hidden: int, intermediate: int, rows: int, repeats: int = 5) -> tuple[float, float]:
+    """Measured rate of oneDNN's packed fp32 linear kernel (what the fused scorer calls, bias in the epilogue) on
+    the four linear shapes of one layer (query/key/value, attention output, intermediate, output) at `rows`
+    tokens per matmul (a batch's real tokens), per wall second and per CPU second of this process."""
+    import torch
+
+    from trusteval.scorers.hf_fused import PACKING_BATCH_HINT
+
+    mkldnn = torch.ops.mkldnn
+    shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, intermediate), (intermediate, hidden)]
+    layers = [
+        (torch.randn(rows, k), mkldnn._reorder_linear_weight(torch.randn(n, k), PACKING_BATCH_HINT), torch.randn(n))
+        for k, n in shapes
+    ]
+
+    def one_layer() -> list:
+        return [mkldnn._linear_pointwise(x, w, b, "none", [], "") for x, w, b in layers]
+
+    with torch.inference_mode():
+        one_layer()
+        seconds, cpu_seconds = timed(lambda: [one_layer() for _ in range(repeats)])[:2]
+    gflop = 2 * rows * sum(k * n for k, n in shapes) * repeats / 1e9
+    return gflop / seconds, gflop / cpu_seconds
+
+
 def padding_ratio(lengths: list[int], call: int, batch: int) -> float:
     """Padded tokens per real token when calls of `call` texts are each sorted into batches of `batch`."""
     padded = 0
@@ -117,10 +146,13 @@ def timed(fn) -> tuple[float, float, list]:
     return time.perf_counter() - started, time.process_time() - cpu_started, values
 
 
-def one_round(scorers: dict, texts: list[str], config, flip: bool) -> dict:
-    """Matmul rate, fused, eager and int8 scoring, interleaved (the order flips every round)."""
+def one_round(scorers: dict, texts: list[str], config, rows: int, flip: bool) -> dict:
+    """Matmul rates (torch's matmul, i.e. MKL, and oneDNN's packed linear), then each scorer, interleaved (the
+    order flips every round)."""
     wall_rate, cpu_rate = matmul_gflops(config.hidden_size, config.intermediate_size)
+    onednn_wall, onednn_cpu = onednn_gflops(config.hidden_size, config.intermediate_size, rows)
     out = {"matmul_gflops": wall_rate, "matmul_gflops_cpu": cpu_rate}
+    out |= {"onednn_gflops": onednn_wall, "onednn_gflops_cpu": onednn_cpu}
     for name in sorted(scorers, reverse=flip):
         out[name] = timed(lambda s=scorers[name]: [o.value for o in s.score(texts)])
     out["tokenizer_s"] = timed(lambda: scorers["float"]._encode(texts))[0]
@@ -136,8 +168,10 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
         "matmul_gflops_median": round(median(r["matmul_gflops"] for r in rounds), 1),
         "matmul_gflops_per_round": [round(r["matmul_gflops"], 1) for r in rounds],
         "matmul_gflops_per_cpu_s_median": round(median(r["matmul_gflops_cpu"] for r in rounds), 1),
+        "onednn_gflops_per_cpu_s_per_round": [round(r["onednn_gflops_cpu"], 1) for r in rounds],
+        "onednn_gflops_per_cpu_s_median": round(median(r["onednn_gflops_cpu"] for r in rounds), 1),
     }
-    names = [name for name in ("float", "eager", "int8", "onnx", "onnx_int8") if name in rounds[0]]
+    names = [name for name in ("float", "eager", "padded", "int8", "onnx", "onnx_int8") if name in rounds[0]]
     for name in names:
         out[f"{name}_texts_per_s_median"] = round(median(texts / r[name][0] for r in rounds), 2)
         out[f"{name}_cpu_s_per_round"] = [round(r[name][1], 2) for r in rounds]
@@ -146,18 +180,22 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
         out[f"{name}_cpu_speedup_over_eager_per_round"] = [round(x, 2) for x in cpu]
         out[f"{name}_cpu_speedup_over_eager_median"] = round(median(cpu), 2)
         out[f"{name}_wall_speedup_over_eager_median"] = round(median(r["eager"][0] / r[name][0] for r in rounds), 2)
+    padded = [r["padded"][1] / r["float"][1] for r in rounds]
+    out["float_cpu_speedup_over_padded_per_round"] = [round(x, 2) for x in padded]
+    out["float_cpu_speedup_over_padded_median"] = round(median(padded), 2)
     if "onnx_int8" in names:
         int8 = [r["int8"][1] / r["onnx_int8"][1] for r in rounds]
         out["onnx_int8_cpu_speedup_over_torch_int8_per_round"] = [round(x, 2) for x in int8]
         out["onnx_int8_cpu_speedup_over_torch_int8_median"] = round(median(int8), 2)
-    for name in ("float", "eager"):
-        for formula, per_text in flops.items():
-            wall = [texts / r[name][0] * per_text / (r["matmul_gflops"] * 1e9) for r in rounds]
-            cpu = [texts / r[name][1] * per_text / (r["matmul_gflops_cpu"] * 1e9) for r in rounds]
-            key = f"{name}_flop_limit_fraction_{formula}"
-            out[f"{key}_wall_median"] = round(median(wall), 3)
-            out[f"{key}_cpu_per_round"] = [round(x, 3) for x in cpu]
-            out[f"{key}_cpu_median"] = round(median(cpu), 3)
+    for name, reference, formula in itertools.product(("float", "padded", "eager"), ("matmul", "onednn"), flops):
+        per_text = flops[formula]
+        wall = [texts / r[name][0] * per_text / (r[f"{reference}_gflops"] * 1e9) for r in rounds]
+        cpu = [texts / r[name][1] * per_text / (r[f"{reference}_gflops_cpu"] * 1e9) for r in rounds]
+        key = f"{name}_flop_limit_fraction_{formula}" + ("_onednn" if reference == "onednn" else "")
+        out[f"{key}_wall_median"] = round(median(wall), 3)
+        out[f"{key}_cpu_per_round"] = [round(x, 3) for x in cpu]
+        out[f"{key}_cpu_median"] = round(median(cpu), 3)
+        if name != "float":  # the shipped path multiplies no padding: its fraction hardly moves with it
             out[f"{key}_cpu_projected_for_pipeline_calls"] = round(median(cpu) * padding_gain, 3)
     return out
 
@@ -169,7 +207,7 @@ def differences(last: dict, arrival: list[float]) -> dict:
         return max(abs(x - y) for x, y in zip(fused, values, strict=True))
 
     out = {"max_abs_difference_sorted_vs_arrival": largest(arrival)}
-    for name in ("eager", "int8", "onnx", "onnx_int8"):
+    for name in ("eager", "padded", "int8", "onnx", "onnx_int8"):
         if name in last:
             out[f"max_abs_difference_{name}_vs_fused"] = largest(last[name][2])
     return out
@@ -196,6 +234,7 @@ def measure(scratch: Path) -> None:
     scorers = {
         "float": load_scorer(spec, ScorerContext()),
         "eager": load_scorer(spec + "&fuse=0", ScorerContext()),
+        "padded": load_scorer(spec + "&unpad=0", ScorerContext()),
         "int8": load_scorer(spec + "&quantize=int8", ScorerContext()),
     }
     if args.onnx:
@@ -205,9 +244,11 @@ def measure(scratch: Path) -> None:
     texts = corpus[: args.texts]
     for scorer in scorers.values():
         scorer.score(texts[: args.batch_size])  # warm-up
-    rounds = [one_round(scorers, texts, scorers["eager"]._model.config, flip=r % 2 == 1) for r in range(args.rounds)]
-
     lengths = [len(ids) for ids in scorers["float"]._encode(texts)]
+    rows = round(args.batch_size * sum(lengths) / len(lengths))  # real tokens in a forward pass
+    config = scorers["eager"]._model.config
+    rounds = [one_round(scorers, texts, config, rows, flip=r % 2 == 1) for r in range(args.rounds)]
+
     corpus_lengths = [len(ids) for ids in scorers["float"]._encode(corpus)]
     model = scorers["eager"]._model
     params = non_embedding_parameters(model)
@@ -225,6 +266,7 @@ def measure(scratch: Path) -> None:
         "cpu_count": os.cpu_count(),
         "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         "kernels": scorers["float"].describe()["kernels"],
+        "onednn_reference_rows": rows,
         "non_embedding_parameters": params,
         "real_tokens_per_text": round(tokens_per_text, 1),
         "gflop_per_text_issue_formula": round(flops["issue"] / 1e9, 3),

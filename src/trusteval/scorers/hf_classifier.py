@@ -1,7 +1,7 @@
 """`hf` scorer: the probability a transformers sequence classifier gives one of its labels.
 
 Spec: `hf:<hub id or local folder>?label=<name or index>&threshold=0.5&batch_size=32&max_length=512&lang=zh,en
-&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8&fuse=1&runtime=torch|onnx`. Plain `hf`
+&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8&fuse=1&unpad=1&runtime=torch|onnx`. Plain `hf`
 is `thu-coai/roberta-base-cold` (the TrustEval toxicity scorer), label 1 (offensive), for Chinese. The probability
 is a softmax over the labels, or a sigmoid for multi-label and single-logit models. The id names the model, its
 version (the hub commit, or a hash of a local folder's config, tokenizer and weight files) and the label, so
@@ -10,7 +10,8 @@ stored scores never mix models.
 The pipeline hands the scorer CALL_BATCHES forward passes' worth of texts per call, so sorting by token length
 has material to work with: 32 texts in arrival order carry about 2.4 padded tokens per real token on COLD,
 1,024 sorted into batches of 32 about 1.04 (bench/bench_hf_scorer.py). On the CPU in float32 the linear layers
-run as oneDNN kernels with their bias, GELU and residual add fused in (`hf_fused`; `fuse=0` turns it off).
+run as oneDNN kernels with their bias, GELU and residual add fused in (`hf_fused`; `fuse=0` turns it off), on
+the batch's real tokens only, without its padding (`hf_unpadded`; `unpad=0` keeps the padded layout).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from trusteval.records import ScoreStatus
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.scorers.hf_fused import fuse_linear_layers
 from trusteval.scorers.hf_onnx import onnx_classifier
+from trusteval.scorers.hf_unpadded import unpad_encoder
 from trusteval.specs import Spec
 
 DEFAULT_MODEL = "thu-coai/roberta-base-cold"
@@ -70,6 +72,11 @@ class Options(PluginOptions):
         True,
         description="float32 on the CPU: oneDNN linear layers with bias, GELU and residual add fused in (same scores "
         "to 1e-6, about 1.2-1.3x faster); 0 runs the eager model",
+    )
+    unpad: Flag = Field(
+        True,
+        description="with fuse: the encoder's per-token layers run on real tokens only, not on the batch's padding "
+        "(same scores to 1e-6); 0 keeps the padded layout",
     )
 
 
@@ -159,6 +166,7 @@ class HFClassifierScorer:
         device: str,
         quantize: str | None = None,
         fused_layers: int = 0,
+        unpadded: bool = False,
         runtime: str = "torch",
     ) -> None:
         self.name = name
@@ -170,6 +178,7 @@ class HFClassifierScorer:
         self.batch_size = batch_size * CALL_BATCHES  # texts per score() call (TextScorer.batch_size)
         self.quantize = quantize
         self.fused_layers = fused_layers
+        self.unpadded = unpadded
         self.runtime = runtime
         self.max_length = max_length
         self.languages = languages
@@ -237,7 +246,9 @@ class HFClassifierScorer:
     def _kernels(self) -> str:
         if self.runtime == "onnx":
             return "onnxruntime"
-        return f"oneDNN fused ({self.fused_layers} linear layers)" if self.fused_layers else "eager"
+        if not self.fused_layers:
+            return "eager"
+        return f"oneDNN fused ({self.fused_layers} linear layers{', real tokens only' if self.unpadded else ''})"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -285,6 +296,7 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
         model = int8_dynamic(torch, model)
     fuse = options.fuse and quantize is None and options.runtime == "torch"
     fused_layers = fuse_linear_layers(torch, model) if fuse else 0
+    unpadded = bool(fused_layers) and options.unpad and unpad_encoder(torch, model)
     return HFClassifierScorer(
         name=Path(source).name if Path(source).is_dir() else name,
         version=model_version(source, revision),
@@ -298,6 +310,7 @@ def create(spec: Spec, context: ScorerContext) -> HFClassifierScorer:
         device=device,
         quantize=quantize,
         fused_layers=fused_layers,
+        unpadded=unpadded,
         runtime=options.runtime,
     )
 
