@@ -71,17 +71,27 @@ def test_eager_attention_masks_are_read_too() -> None:
     assert largest_difference(eager, fast, padded_batch([30, 9, 2], config.vocab_size, 0)) < 1e-5
 
 
-def test_the_linear_layers_see_real_tokens_only() -> None:
-    """The point of it: a batch of lengths 40, 33, 7 and 1 multiplies 81 rows per layer, not 4 x 40 = 160."""
+def rows_seen_by_the_linear_layers(lengths: list[int]) -> list[int]:
     config = CONFIGS["bert"]()
     _, fast, _ = model_pair(config)
     seen: list[int] = []
     layer = fast.bert.encoder.layer[0]
     for module in (layer.attention.self.query.shared.joint, layer.attention.output, layer.intermediate, layer.output):
-        module.register_forward_pre_hook(lambda _module, args: seen.append(args[0].shape[0]))
+        module.register_forward_pre_hook(lambda _module, args: seen.append(args[0].numel() // args[0].shape[-1]))
     with torch.inference_mode():
-        fast(**padded_batch([40, 33, 7, 1], config.vocab_size, 0))
-    assert seen == [81, 81, 81, 81]
+        fast(**padded_batch(lengths, config.vocab_size, 0))
+    return seen
+
+
+def test_the_linear_layers_see_real_tokens_only() -> None:
+    """The point of it: a batch of lengths 40, 33, 7 and 1 multiplies 81 rows per layer, not 4 x 40 = 160."""
+    assert rows_seen_by_the_linear_layers([40, 33, 7, 1]) == [81, 81, 81, 81]
+
+
+def test_a_batch_with_little_padding_runs_padded() -> None:
+    """Below MIN_PADDING (1.1 padded per real token) the scatter around attention costs more than it saves:
+    lengths 40 x 9 and 39 (1.003) run through the original encoder, 400 rows."""
+    assert rows_seen_by_the_linear_layers([40] * 9 + [39]) == [400, 400, 400, 400]
 
 
 def test_a_layer_that_was_not_fully_fused_keeps_the_padded_encoder() -> None:
