@@ -30,7 +30,7 @@ MIN_PADDING = 1.1  # padded per real token from which a batch runs unpadded (bel
 
 def unpad_encoder(torch: Any, model: Any) -> bool:
     """Replace the fused model's encoder by an UnpaddedEncoder; True if it was replaced."""
-    base = getattr(model, "base_model", None)
+    base: Any = getattr(model, "base_model", None)
     encoder = getattr(base, "encoder", None)
     config = getattr(model, "config", None)
     if encoder is None or config is None or getattr(config, "is_decoder", False):
@@ -45,7 +45,8 @@ def unpad_encoder(torch: Any, model: Any) -> bool:
 def _fused_layer(layer: Any) -> bool:
     """A layer of exactly attention (self, output), intermediate and output, all rewritten by hf_fused."""
     children = {name for name, _ in layer.named_children()}
-    if children != {"attention", "intermediate", "output"} or getattr(layer, "chunk_size_feed_forward", 0):
+    chunked = bool(getattr(layer, "chunk_size_feed_forward", 0))
+    if children != {"attention", "intermediate", "output"} or chunked:
         return False
     attention = layer.attention
     own = getattr(attention, "self", None)
@@ -63,7 +64,8 @@ def _fused_layer(layer: Any) -> bool:
 
 def _heads_split_evenly(own: Any) -> bool:
     """Query, key and value are each heads x head size wide, and the attention says how to scale."""
-    heads, size = getattr(own, "num_attention_heads", None), getattr(own, "attention_head_size", None)
+    heads: Any = getattr(own, "num_attention_heads", None)
+    size: Any = getattr(own, "attention_head_size", None)
     widths = getattr(getattr(own.query, "shared", None), "widths", None)
     return bool(heads and size) and widths == [heads * size] * 3 and hasattr(own, "scaling")
 
