@@ -218,7 +218,7 @@ def main() -> None:
         measure(Path(scratch))
 
 
-def measure(scratch: Path) -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="local classifier folder (default: random BERT of roberta-base width)")
     parser.add_argument("--texts", type=int, default=CALL_BATCHES * 32)
@@ -226,20 +226,22 @@ def measure(scratch: Path) -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--onnx", action="store_true", help="also runtime=onnx, float and int8 (the onnx extra)")
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def load_scorers(folder: Path, batch_size: int, onnx: bool) -> dict:
+    spec = f"hf:{folder}?batch_size={batch_size}"
+    options = {"float": "", "eager": "&fuse=0", "padded": "&unpad=0", "int8": "&quantize=int8"}
+    if onnx:
+        options |= {"onnx": "&runtime=onnx", "onnx_int8": "&runtime=onnx&quantize=int8"}
+    return {name: load_scorer(spec + extra, ScorerContext()) for name, extra in options.items()}
+
+
+def measure(scratch: Path) -> None:
+    args = arguments()
     load_before = os.getloadavg()
     folder = Path(args.model) if args.model else base_width_classifier(args.layers, scratch)
-    spec = f"hf:{folder}?batch_size={args.batch_size}"
-    scorers = {
-        "float": load_scorer(spec, ScorerContext()),
-        "eager": load_scorer(spec + "&fuse=0", ScorerContext()),
-        "padded": load_scorer(spec + "&unpad=0", ScorerContext()),
-        "int8": load_scorer(spec + "&quantize=int8", ScorerContext()),
-    }
-    if args.onnx:
-        scorers["onnx"] = load_scorer(spec + "&runtime=onnx", ScorerContext())
-        scorers["onnx_int8"] = load_scorer(spec + "&runtime=onnx&quantize=int8", ScorerContext())
+    scorers = load_scorers(folder, args.batch_size, args.onnx)
     corpus = cold_texts()
     texts = corpus[: args.texts]
     for scorer in scorers.values():
