@@ -10,8 +10,8 @@ offline tokenizer, and scores real COLD test comments from TRUSTEVAL_DATA_DIR; 1
 pipeline call (CALL_BATCHES x batch size), so the padding is a run's. The machine is shared, so each round
 measures, interleaved: two fp32 matmul rates on the model's own layer shapes (torch's matmul, MKL on this build,
 at 2,048 tokens; and oneDNN's packed linear kernel, the one the fused scorer calls, on a layer's four linear
-shapes at a batch's real token count), the scorer as shipped (oneDNN-fused float32 on real tokens only), the same
-with unpad=0 (fused, padded layout: the path shipped before), with fuse=0 (the eager model) and with
+shapes at a batch's real token count), the scorer as shipped (oneDNN-fused float32, padded layout), the same
+with unpad=1 (fused, real tokens only: opt-in), with fuse=0 (the eager model) and with
 quantize=int8 (with --onnx also runtime=onnx, float and int8). Reported (medians over rounds, with the load
 average before and after):
 - texts/s for each, and speedups over the eager model within each round (wall and CPU seconds);
@@ -171,7 +171,7 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
         "onednn_gflops_per_cpu_s_per_round": [round(r["onednn_gflops_cpu"], 1) for r in rounds],
         "onednn_gflops_per_cpu_s_median": round(median(r["onednn_gflops_cpu"] for r in rounds), 1),
     }
-    names = [name for name in ("float", "eager", "padded", "int8", "onnx", "onnx_int8") if name in rounds[0]]
+    names = [name for name in ("float", "eager", "unpadded", "int8", "onnx", "onnx_int8") if name in rounds[0]]
     for name in names:
         out[f"{name}_texts_per_s_median"] = round(median(texts / r[name][0] for r in rounds), 2)
         out[f"{name}_cpu_s_per_round"] = [round(r[name][1], 2) for r in rounds]
@@ -180,14 +180,14 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
         out[f"{name}_cpu_speedup_over_eager_per_round"] = [round(x, 2) for x in cpu]
         out[f"{name}_cpu_speedup_over_eager_median"] = round(median(cpu), 2)
         out[f"{name}_wall_speedup_over_eager_median"] = round(median(r["eager"][0] / r[name][0] for r in rounds), 2)
-    padded = [r["padded"][1] / r["float"][1] for r in rounds]
-    out["float_cpu_speedup_over_padded_per_round"] = [round(x, 2) for x in padded]
-    out["float_cpu_speedup_over_padded_median"] = round(median(padded), 2)
+    unpadded = [r["float"][1] / r["unpadded"][1] for r in rounds]
+    out["unpadded_cpu_speedup_over_float_per_round"] = [round(x, 2) for x in unpadded]
+    out["unpadded_cpu_speedup_over_float_median"] = round(median(unpadded), 2)
     if "onnx_int8" in names:
         int8 = [r["int8"][1] / r["onnx_int8"][1] for r in rounds]
         out["onnx_int8_cpu_speedup_over_torch_int8_per_round"] = [round(x, 2) for x in int8]
         out["onnx_int8_cpu_speedup_over_torch_int8_median"] = round(median(int8), 2)
-    for name, reference, formula in itertools.product(("float", "padded", "eager"), ("matmul", "onednn"), flops):
+    for name, reference, formula in itertools.product(("float", "unpadded", "eager"), ("matmul", "onednn"), flops):
         per_text = flops[formula]
         wall = [texts / r[name][0] * per_text / (r[f"{reference}_gflops"] * 1e9) for r in rounds]
         cpu = [texts / r[name][1] * per_text / (r[f"{reference}_gflops_cpu"] * 1e9) for r in rounds]
@@ -195,7 +195,7 @@ def rates(rounds: list[dict], texts: int, flops: dict[str, float], padding_gain:
         out[f"{key}_wall_median"] = round(median(wall), 3)
         out[f"{key}_cpu_per_round"] = [round(x, 3) for x in cpu]
         out[f"{key}_cpu_median"] = round(median(cpu), 3)
-        if name != "float":  # the shipped path multiplies no padding: its fraction hardly moves with it
+        if name != "unpadded":  # unpad=1 multiplies no padding: its fraction hardly moves with it
             out[f"{key}_cpu_projected_for_pipeline_calls"] = round(median(cpu) * padding_gain, 3)
     return out
 
@@ -207,7 +207,7 @@ def differences(last: dict, arrival: list[float]) -> dict:
         return max(abs(x - y) for x, y in zip(fused, values, strict=True))
 
     out = {"max_abs_difference_sorted_vs_arrival": largest(arrival)}
-    for name in ("eager", "padded", "int8", "onnx", "onnx_int8"):
+    for name in ("eager", "unpadded", "int8", "onnx", "onnx_int8"):
         if name in last:
             out[f"max_abs_difference_{name}_vs_fused"] = largest(last[name][2])
     return out
@@ -231,7 +231,7 @@ def arguments() -> argparse.Namespace:
 
 def load_scorers(folder: Path, batch_size: int, onnx: bool) -> dict:
     spec = f"hf:{folder}?batch_size={batch_size}"
-    options = {"float": "", "eager": "&fuse=0", "padded": "&unpad=0", "int8": "&quantize=int8"}
+    options = {"float": "", "eager": "&fuse=0", "unpadded": "&unpad=1", "int8": "&quantize=int8"}
     if onnx:
         options |= {"onnx": "&runtime=onnx", "onnx_int8": "&runtime=onnx&quantize=int8"}
     return {name: load_scorer(spec + extra, ScorerContext()) for name, extra in options.items()}

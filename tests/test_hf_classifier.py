@@ -256,20 +256,21 @@ def test_fused_cpu_kernels_keep_the_eager_scores(scorer, tiny_bert_classifier_di
     eager = scorer_for(tiny_bert_classifier_dir, "?fuse=0")
     assert eager.id == scorer.id  # the same scores, so the same stored rows
     assert eager.describe()["kernels"] == "eager"
-    # 2 layers x 6, pooler, classifier; the encoder on real tokens only (issue 24)
-    assert scorer.describe()["kernels"] == "oneDNN fused (14 linear layers, real tokens only)"
+    # 2 layers x 6, pooler, classifier; the padded layout by default (unpad=1 is opt-in, issue 24)
+    assert scorer.describe()["kernels"] == "oneDNN fused (14 linear layers)"
     assert not [m for m in scorer._model.modules() if type(m) is torch.nn.Linear]
     assert values(scorer.score(TEXTS)) == pytest.approx(values(eager.score(TEXTS)), abs=1e-5)
 
 
 @pytest.mark.slow
 def test_unpadded_encoder_keeps_the_scores_of_the_eager_transformers_model(scorer, tiny_bert_classifier_dir) -> None:
-    """Issue 24: the fused encoder runs its per-token layers on real tokens only, not on the padding of a batch
-    (texts of 1 to 128 tokens in one batch); the scores equal the eager transformers model called one text at a
-    time to 1e-5, and those of unpad=0 (the padded fused path), which keeps the id."""
-    padded = scorer_for(tiny_bert_classifier_dir, "?unpad=0")
+    """Issue 24: with unpad=1 the fused encoder runs its per-token layers on real tokens only, not on the padding
+    of a batch (texts of 1 to 128 tokens in one batch); the scores equal the eager transformers model called one
+    text at a time to 1e-5, and those of the padded fused path (the default), which keeps the id."""
+    padded = scorer
+    scorer = scorer_for(tiny_bert_classifier_dir, "?unpad=1")
     assert padded.id == scorer.id
-    assert padded.describe()["kernels"] == "oneDNN fused (14 linear layers)"
+    assert scorer.describe()["kernels"] == "oneDNN fused (14 linear layers, real tokens only)"
     assert type(scorer._model.base_model.encoder).__name__ == "UnpaddedEncoder"
     texts = TEXTS + [text * 3 for text in TEXTS[1:6]]
     expected = softmax(reference_logits(tiny_bert_classifier_dir, texts))[:, 1]

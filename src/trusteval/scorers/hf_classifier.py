@@ -1,7 +1,7 @@
 """`hf` scorer: the probability a transformers sequence classifier gives one of its labels.
 
 Spec: `hf:<hub id or local folder>?label=<name or index>&threshold=0.5&batch_size=32&max_length=512&lang=zh,en
-&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8&fuse=1&unpad=1&runtime=torch|onnx`. Plain `hf`
+&device=cpu|cuda&revision=<commit>&trust_remote_code=1&quantize=int8&fuse=1&unpad=0&runtime=torch|onnx`. Plain `hf`
 is `thu-coai/roberta-base-cold` (the TrustEval toxicity scorer), label 1 (offensive), for Chinese. The probability
 is a softmax over the labels, or a sigmoid for multi-label and single-logit models. The id names the model, its
 version (the hub commit, or a hash of a local folder's config, tokenizer and weight files) and the label, so
@@ -10,8 +10,8 @@ stored scores never mix models.
 The pipeline hands the scorer CALL_BATCHES forward passes' worth of texts per call, so sorting by token length
 has material to work with: 32 texts in arrival order carry about 2.4 padded tokens per real token on COLD,
 1,024 sorted into batches of 32 about 1.04 (bench/bench_hf_scorer.py). On the CPU in float32 the linear layers
-run as oneDNN kernels with their bias, GELU and residual add fused in (`hf_fused`; `fuse=0` turns it off), on
-the batch's real tokens only, without its padding (`hf_unpadded`; `unpad=0` keeps the padded layout).
+run as oneDNN kernels with their bias, GELU and residual add fused in (`hf_fused`; `fuse=0` turns it off);
+`unpad=1` runs them on the batch's real tokens only, without its padding (`hf_unpadded`).
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ class Options(PluginOptions):
         "to 1e-6, about 1.2-1.3x faster); 0 runs the eager model",
     )
     unpad: Flag = Field(
-        True,
+        False,
         description="with fuse: the encoder's per-token layers run on real tokens only, not on the batch's padding "
-        "(same scores to 1e-6); 0 keeps the padded layout",
+        "(same scores to 1e-6; fewer CPU seconds on small calls, slower wall on a busy machine: off by default)",
     )
 
 
