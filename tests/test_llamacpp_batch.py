@@ -207,3 +207,19 @@ def test_requests_with_one_prompt_share_its_pass_and_answer_as_alone(single, tem
         assert alone_tokens - shared_tokens <= 2 * sum(prompt_tokens)  # never more than every repeat
     if temperature > 0:
         assert len(set(shared[0::3])) > 1 or len(set(shared)) > 3  # the seeds still answer differently
+
+
+def test_the_context_holds_as_many_sequences_as_the_call_and_the_cache_budget_allow(single):
+    from trusteval.models import llamacpp_batch
+    from trusteval.models.llamacpp_batch import BatchDecoder, cache_cells
+
+    # SmolLM2-135M: 30 layers, 3 key/value heads of 64: 23,040 bytes of float16 cache per token
+    assert cache_cells(single._llama) == llamacpp_batch.CACHE_BUDGET_BYTES // 23_040
+    decoder = BatchDecoder(single._llama, parallel=64, n_ctx_seq=2048, n_threads=1)
+    try:
+        decoder.run(_requests(temperature=0.0, max_tokens=2, n=3))
+        assert decoder._slots == 3  # a call of 3 requests: 3 sequences, not 64
+        decoder.run(_requests(temperature=0.0, max_tokens=600, n=5))  # about 620 tokens each: 768 cells
+        assert decoder._slots == 5 and decoder._ctx_seq == 768  # the context grown for the longer call
+    finally:
+        decoder.close()

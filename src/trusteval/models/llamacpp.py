@@ -42,7 +42,7 @@ from trusteval.records import Generation, Request
 
 OPERATIONAL_OPTIONS = frozenset({"n_threads", "extra_bufts", "batch"})  # how it computes, not what it answers
 EMBEDDED_IDENTITY = "smollm2"
-DEFAULT_BATCH = 32  # sequences decoded together (docs/performance.md, "Batch 32 by default")
+DEFAULT_BATCH = 64  # sequences decoded together, at most (docs/performance.md, "The shared prompt pass and batch 64")
 REFILL_FACTOR = 4  # requests per generate call, per decoding slot
 
 

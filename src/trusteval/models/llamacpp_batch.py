@@ -28,7 +28,8 @@ from trusteval.models.llamacpp_threads import ThreadChooser
 from trusteval.records import Generation, Request
 
 SEQ_CTX_STEP = 256  # llama.cpp pads each sequence's share of the cache to this many cells
-MAX_CACHE_CELLS = 16_384  # at most this many tokens of cache in all: fewer slots for long requests
+CACHE_BUDGET_BYTES = 768 << 20  # the cache's size in all (float16 keys and values): fewer slots for long requests
+FALLBACK_CACHE_CELLS = 16_384  # where the model's shape cannot be read
 PENALTY_LAST_N = 64  # llama-cpp-python's `last_n_tokens_size` default
 
 
@@ -244,19 +245,21 @@ class BatchDecoder:
         if admitted and self.share_prompts:
             admitted = _same_prompts_together(admitted)
         if admitted:
-            self._ensure_context(max(len(a.prompt) + max(a.max_tokens, 1) for _, _, a in admitted))
+            needed = max(len(a.prompt) + max(a.max_tokens, 1) for _, _, a in admitted)
+            self._ensure_context(needed, sequences=len(admitted))
             self._decode_all(requests, admitted, answers)
         for index, request in enumerate(requests):
             if not answers.has(index):
                 answers.put(index, Generation.failure(request.key, "llamacpp: not answered"))
         return [a for a in answers.items if a is not None]
 
-    def _ensure_context(self, needed: int) -> None:
-        """A context whose per-sequence share holds `needed` tokens (capped by n_ctx), made or grown."""
+    def _ensure_context(self, needed: int, sequences: int) -> None:
+        """A context for `sequences` requests at most `parallel` at a time, each sequence's share holding
+        `needed` tokens (capped by n_ctx), within the cache budget; made or grown."""
         import llama_cpp as native
 
         cells = min(self.n_ctx_seq_max, -(-needed // SEQ_CTX_STEP) * SEQ_CTX_STEP)
-        slots = max(1, min(self.parallel, MAX_CACHE_CELLS // max(cells, 1)))
+        slots = max(1, min(self.parallel, sequences, cache_cells(self.llama) // max(cells, 1)))
         if self._ctx is not None and self._ctx_seq >= cells and self._slots >= slots:
             return
         self.close()
@@ -462,6 +465,21 @@ class BatchDecoder:
             slot.sampler = None
             native.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
             free_ids.append(slot.seq_id)
+
+
+def cache_cells(llama: Any) -> int:
+    """Tokens of cache that fit CACHE_BUDGET_BYTES for this model: float16 keys and values of every layer
+    (llama.cpp's default cache type), from the model's layer count and key/value heads."""
+    import llama_cpp as native
+
+    try:
+        model = llama._model.model
+        layers, embd = native.llama_model_n_layer(model), native.llama_model_n_embd(model)
+        heads, kv_heads = native.llama_model_n_head(model), native.llama_model_n_head_kv(model)
+        per_token = layers * 2 * (embd // heads) * kv_heads * 2
+    except (AttributeError, TypeError, ValueError, ZeroDivisionError):
+        return FALLBACK_CACHE_CELLS
+    return max(SEQ_CTX_STEP, CACHE_BUDGET_BYTES // per_token) if per_token > 0 else FALLBACK_CACHE_CELLS
 
 
 def _same_prompts_together(
