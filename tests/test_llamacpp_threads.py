@@ -13,7 +13,7 @@ from trusteval.models.llamacpp_threads import CpuSample, ThreadChooser
 class _Clock:
     """Scripted /proc readings: each `cpu_sample` call returns the next (wall, idle seconds, waited seconds)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, float, float]]) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, ...]]) -> None:
         self.readings = [CpuSample(*r) for r in readings]
         self.now = readings[0][0]
         monkeypatch.setattr(llamacpp_threads, "cpu_sample", self.sample)
@@ -33,6 +33,17 @@ STARTS = [(0.4, 2), (0.3, 1), (0.2, 1), (0.1, 1), (0.0, 1)]
 @pytest.mark.parametrize(("idle", "expected"), STARTS)
 def test_the_first_count_is_the_cores_left_idle_while_the_model_loads(monkeypatch, idle, expected):
     _Clock(monkeypatch, [(10.0, 100.0, 0.0), (10.2, 100.0 + idle, 0.0)])
+    assert ThreadChooser(cores=2).start().initial() == expected
+
+
+# (idle, our own CPU seconds over a 0.2 s window on 2 cores) -> threads: the core loading the model is ours
+OWN_STARTS = [((0.2, 0.2), 2), ((0.0, 0.2), 1), ((0.2, 0.0), 1), ((0.15, 0.2), 2), ((0.1, 0.2), 1)]
+
+
+@pytest.mark.parametrize(("window", "expected"), OWN_STARTS)
+def test_the_core_busy_loading_the_model_counts_as_free(monkeypatch, window, expected):
+    idle, own = window
+    _Clock(monkeypatch, [(10.0, 100.0, 0.0, 5.0), (10.2, 100.0 + idle, 0.0, 5.0 + own)])
     assert ThreadChooser(cores=2).start().initial() == expected
 
 

@@ -5,8 +5,9 @@ llama.cpp's threads meet at a barrier at every step of a forward pass and spin w
 that waits for a core stalls all of them: more threads than free cores decode far slower than fewer
 (docs/performance.md, "Threads"). Two signals, both from the kernel and both immediate:
 
-- **idle cores**: the idle share of every core over a short window (`/proc/stat`); at start, before any
-  thread of ours runs, the cores it leaves idle are the free ones (0.7 of a core counts as one);
+- **idle cores**: the idle share of every core over a short window (`/proc/stat`); at start, while the model
+  loads, the cores left idle plus the share this process itself used are the free ones (0.7 of a core counts
+  as one): loading keeps one core busy, and that core is ours to decode on;
 - **our threads' wait**: the seconds this process's threads were runnable but waited for a core
   (`/proc/self/task/*/schedstat`). While it decodes, a window in which they waited for a core a tenth of the
   time or more means another process wants our cores: one thread fewer. A window that leaves 0.7 of a core
@@ -70,11 +71,13 @@ def cpu_quota(root: Path) -> float | None:
 
 @dataclass(frozen=True)
 class CpuSample:
-    """One reading of the kernel's counters: when, every core's idle seconds, our threads' wait for a core."""
+    """One reading of the kernel's counters: when, every core's idle seconds, our threads' wait for a core,
+    and this process's own CPU seconds."""
 
     wall: float
     idle_s: float
     waited_s: float
+    own_s: float = 0.0
 
 
 def _ticks() -> int:
@@ -103,7 +106,7 @@ def cpu_sample() -> CpuSample | None:
                 waited_ns += int(schedstat.read().split()[1])
         except (OSError, ValueError, IndexError):  # a thread that ended meanwhile, or no schedstats
             continue
-    return CpuSample(time.monotonic(), idle_s, waited_ns / 1e9)
+    return CpuSample(time.monotonic(), idle_s, waited_ns / 1e9, time.process_time())
 
 
 def threads_from_load(cores: int) -> int:
@@ -129,7 +132,8 @@ class ThreadChooser:
         return self
 
     def initial(self) -> int:
-        """The free cores over the window since `start` (at least START_WINDOW_S long)."""
+        """The free cores over the window since `start` (at least START_WINDOW_S long): those left idle and the
+        share this process used itself (loading the model)."""
         if self._last is None:
             self.threads = threads_from_load(self.cores)
             return self.threads
@@ -140,9 +144,10 @@ class ThreadChooser:
         if now is None:
             self.threads = threads_from_load(self.cores)
             return self.threads
-        idle = (now.idle_s - self._last.idle_s) / max(now.wall - self._last.wall, 1e-6)
+        wall = max(now.wall - self._last.wall, 1e-6)
+        free = (now.idle_s - self._last.idle_s + now.own_s - self._last.own_s) / wall
         self._last = now
-        self.threads = max(1, min(self.cores, int(idle + 1 - FREE_FROM)))
+        self.threads = max(1, min(self.cores, int(free + 1 - FREE_FROM)))
         return self.threads
 
     def follow(self) -> int | None:
