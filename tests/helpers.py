@@ -83,3 +83,16 @@ def generate_then_close(backend: Any, requests: Sequence[Any]) -> list[Any]:
             await backend.aclose()
 
     return asyncio.run(go())
+
+
+# A tiny BERT-shaped encoder classifier for the fused and unpadded encoder tests (random weights, from a config)
+TINY_ENCODER_SHAPE = {
+    "vocab_size": 300,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "max_position_embeddings": 80,
+    "num_labels": 3,
+    "initializer_range": 0.2,
+}

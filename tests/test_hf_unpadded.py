@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import TINY_ENCODER_SHAPE
 from trusteval.scorers.hf_fused import available, fuse_linear_layers
 from trusteval.scorers.hf_unpadded import unpad_encoder
 
@@ -11,16 +12,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.skipif(not available(torch), reason="this torch build has no oneDNN fused linear")
 
-SHAPE = {
-    "vocab_size": 300,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "max_position_embeddings": 80,
-    "num_labels": 3,
-    "initializer_range": 0.2,
-}
+SHAPE = TINY_ENCODER_SHAPE
 CONFIGS = {
     "bert": lambda **extra: transformers.BertConfig(**SHAPE, **extra),
     "roberta": lambda **extra: transformers.RobertaConfig(**SHAPE, pad_token_id=1, **extra),
