@@ -13,7 +13,14 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.scorers import ScorerContext, load_scorer
 from trusteval.scorers.response_negatives import response_negatives, response_positives
-from trusteval.scorers.tfidf_detector import DetectorRecipe, FeatureBlock, load, load_or_train, nb_log_count_ratio
+from trusteval.scorers.tfidf_detector import (
+    DetectorRecipe,
+    FeatureBlock,
+    load,
+    load_or_train,
+    nb_log_count_ratio,
+    train,
+)
 from trusteval.scorers.tfidf_fast import FastWordNgrams, WordFactoredCharWb
 
 pytestmark = pytest.mark.slow  # a real model or a trained detector in most tests (seconds each)
@@ -112,7 +119,10 @@ def _toy_recipe(name: str, nb: bool) -> DetectorRecipe:
 @pytest.mark.parametrize("nb", [False, True])
 def test_multi_block_detector_round_trips_through_the_cache(tmp_path, nb):
     recipe = _toy_recipe("toy", nb)
-    trained = load_or_train(recipe, tmp_path)
+    first_run = load_or_train(recipe, tmp_path)
+    # a first run scores from the saved form, as later runs do, not from the fitted sklearn vectorizers
+    assert all(type(v).__name__ == "StoredVectorizer" for v in first_run.vectorizers)
+    trained = train(recipe)
     folder = tmp_path / "detectors" / "toy-t"
     with np.load(folder / "weights.npz") as arrays:
         assert {"terms", "idf", "terms_1", "idf_1", "coef", "intercept"} <= set(arrays.files)
@@ -120,6 +130,7 @@ def test_multi_block_detector_round_trips_through_the_cache(tmp_path, nb):
     loaded = load(recipe, folder)
     texts = ["you stupid fool", "nice nice day", ""]
     assert loaded.predict(texts) == pytest.approx(trained.predict(texts), abs=1e-9)
+    assert first_run.predict(texts) == pytest.approx(trained.predict(texts), abs=1e-9)
     assert trained.card["features"].startswith("word 1-2-grams + char_wb 2-4-grams, TF-IDF")
     assert trained.card["features"].endswith("naive-Bayes scaled") == nb
     features = trained.features(texts)

@@ -401,8 +401,12 @@ def load_or_train(recipe: DetectorRecipe, cache_dir: Path, *, allow_unpinned: bo
     if detector is not None and data_digest(detector.card) != (data_digest(wanted) if wanted else None):
         detector = None  # trained on other data than wanted (a cache of before this check)
     if detector is None:
-        detector = train(recipe)
-        save(detector, _cache_folder(recipe, cache_dir, detector.card))
+        trained = train(recipe)
+        folder = _cache_folder(recipe, cache_dir, trained.card)
+        save(trained, folder)
+        # Scored from the saved form, as every later run is: the fitted sklearn vectorizers (their vocabulary
+        # dicts and pruned terms) are dropped, about 290 MB for cold-tfidf that a first run used to keep.
+        detector = load(recipe, folder) or trained
     return detector
 
 
