@@ -216,6 +216,7 @@ def test_the_context_holds_as_many_sequences_as_the_call_and_the_cache_budget_al
     # SmolLM2-135M: 30 layers, 3 key/value heads of 64: 23,040 bytes of float16 cache per token
     assert cache_cells(single._llama) == llamacpp_batch.CACHE_BUDGET_BYTES // 23_040
     decoder = BatchDecoder(single._llama, parallel=64, n_ctx_seq=2048, n_threads=1)
+    assert decoder.cache_cells == cache_cells(single._llama)
     try:
         decoder.run(_requests(temperature=0.0, max_tokens=2, n=3))
         assert decoder._slots == 3  # a call of 3 requests: 3 sequences, not 64

@@ -208,6 +208,7 @@ class BatchDecoder:
         self.n_threads = n_threads
         self.chooser = chooser  # the default thread count, followed between forward passes
         self.n_batch = max(n_batch, self.parallel)
+        self.cache_cells = cache_cells(llama)  # tokens of cache the budget allows this model, read once
         self.cancelled = threading.Event()
         self._ctx: Any = None
         self._ctx_seq = 0  # cells per sequence of the current context
@@ -259,7 +260,7 @@ class BatchDecoder:
         import llama_cpp as native
 
         cells = min(self.n_ctx_seq_max, -(-needed // SEQ_CTX_STEP) * SEQ_CTX_STEP)
-        slots = max(1, min(self.parallel, sequences, cache_cells(self.llama) // max(cells, 1)))
+        slots = max(1, min(self.parallel, sequences, self.cache_cells // max(cells, 1)))
         if self._ctx is not None and self._ctx_seq >= cells and self._slots >= slots:
             return
         self.close()
