@@ -155,9 +155,14 @@ def test_the_key_comes_only_from_the_injected_environment(tmp_path, monkeypatch)
 
 def test_a_retry_after_given_as_an_http_date_is_honoured(tmp_path):
     slept: list[float] = []
-    later = formatdate(time.time() + 4, usegmt=True)  # whole seconds: 3 to 4 s from now
-    script = [Reply(status=429, headers={"Retry-After": later}, body={"error": {"message": "quota"}}),
-              Reply(body=analysis(0.4, 0.3))]  # fmt: skip
+
+    def script(index, request) -> Reply:
+        if index > 0:
+            return Reply(body=analysis(0.4, 0.3))
+        # made as the reply is sent, so a slow start cannot eat the wait: whole seconds, 3 to 4 s from then
+        later = formatdate(time.time() + 4, usegmt=True)
+        return Reply(status=429, headers={"Retry-After": later}, body={"error": {"message": "quota"}})
+
     with ScriptedOpenAIServer(script) as server:
         options = f"base_url=http://127.0.0.1:{server.port}&rps=1000&backoff_base=0.01"
         found = PerspectiveScorer(Spec.parse(f"perspective?{options}", bare=True), KEY, tmp_path, sleep=slept.append)
@@ -217,7 +222,11 @@ def test_a_trustgpt_run_scored_by_perspective_end_to_end(tmp_path, tiny_llama_di
     table = (store / "reports" / out["run_id"] / "trustgpt_toxicity.md").read_text()
     assert "Toxicity scorer: perspective-TOXICITY-span@v1alpha1" in table and "retiring Perspective API" in table
     exported = run_cli("export", out["run_id"], "--store", store)
-    for row in map(json.loads, exported.stdout.splitlines()):
-        if row["refusal"] == 0:
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    for row in rows:
+        if not row["response"].strip():  # the tiny model's answer can be empty on some CPUs: never scored
+            assert row["response_toxicity"] is None and row["response_toxicity_status"] != "ok"
+        elif row["refusal"] == 0:
             assert row["response_toxicity"] == pytest.approx(len(row["response"]) / 100)
+    assert sum(row["response_toxicity"] is not None for row in rows) > 0
     assert missing.returncode == 2 and "set PERSPECTIVE_API_KEY" in missing.stderr

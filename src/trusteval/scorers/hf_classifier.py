@@ -29,7 +29,7 @@ from trusteval.options import Flag, PluginOptions, read_spec_options
 from trusteval.records import ScoreStatus
 from trusteval.scorers.base import Outcome, ScorerContext
 from trusteval.scorers.hf_fused import fuse_linear_layers
-from trusteval.scorers.hf_onnx import onnx_classifier
+from trusteval.scorers.hf_onnx import INT8_WEIGHTS, onnx_classifier
 from trusteval.scorers.hf_unpadded import unpad_encoder
 from trusteval.specs import Spec
 
@@ -190,6 +190,8 @@ class HFClassifierScorer:
         truncation = "" if max_length == DEFAULT_MAX_LENGTH else f"&max_length={max_length}"
         quantized = f"&quantize={quantize}" if quantize else ""
         onnx = "&runtime=onnx" if runtime == "onnx" else ""
+        if runtime == "onnx" and quantize == "int8":
+            onnx += f"&int8_weights={INT8_WEIGHTS}"  # older stores' plain-int8 onnx scores stay apart
         self.id = f"hf:{name}@{version}#label={label_index}{truncation}{quantized}{onnx}"
 
     def score(self, texts: Sequence[str]) -> list[Outcome]:
@@ -245,7 +247,7 @@ class HFClassifierScorer:
 
     def _kernels(self) -> str:
         if self.runtime == "onnx":
-            return "onnxruntime"
+            return f"onnxruntime, {INT8_WEIGHTS} int8 weights" if self.quantize == "int8" else "onnxruntime"
         if not self.fused_layers:
             return "eager"
         return f"oneDNN fused ({self.fused_layers} linear layers{', real tokens only' if self.unpadded else ''})"
