@@ -33,8 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from trusteval.config import RunSpec  # noqa: E402
-from trusteval.metrics.stats import bootstrap_mean  # noqa: E402
-from trusteval.metrics.toxicity import per_prompt_means  # noqa: E402
+from trusteval.metrics.stats import bootstrap_mean, per_prompt_means  # noqa: E402
 from trusteval.records import Generation, GenerationParams, Prompt, Request, Score, text_subject  # noqa: E402
 from trusteval.report import collect  # noqa: E402
 from trusteval.report.bulk_read import BulkLookup  # noqa: E402

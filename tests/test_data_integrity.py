@@ -143,7 +143,7 @@ def test_the_same_run_on_edited_data_reads_the_new_prompts(tmp_path):
 def test_a_store_written_before_content_keys_stays_readable(tmp_path):
     """A store with only the first migration: prompts keyed by the dataset's id, no source_id column."""
     conn = sqlite3.connect(tmp_path / STORE_FILENAME)
-    conn.executescript(MIGRATIONS[0])
+    MIGRATIONS[0](conn)
     conn.executescript("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY);")
     conn.execute("INSERT INTO schema_migrations VALUES (1)")
     _, items = _plan([1])

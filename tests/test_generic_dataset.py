@@ -10,8 +10,9 @@ import pytest
 
 from helpers import run_cli
 from trusteval.data import load_dataset
-from trusteval.data.generic import count_summary, parse_label_map
+from trusteval.data.generic import parse_label_map
 from trusteval.data.sources import DataContext, sha256_file
+from trusteval.data.summary import count_summary
 from trusteval.errors import DataError, UsageError
 
 BAD = Path(__file__).parent / "data" / "bad_inputs"

@@ -164,10 +164,30 @@ def test_repeats_are_separate_requests_at_temperature_zero():
 
 
 def test_scoring_task_judges_the_pair_and_closes_the_backend():
-    judge = _judge(ObedientJudge())
+    from types import SimpleNamespace
+
+    class ClosingJudge(ObedientJudge):
+        closed = 0
+
+        async def aclose(self):
+            self.closed += 1
+
+    backend = ClosingJudge()
+    judge = _judge(backend)
     task = judge.scoring_task("avoidance_judge")
     assert task.scorer_id == judge.id and task.info["prompt_sha256"] == judge.prompt.sha256
-    assert task.close == judge.aclose
+    items = [SimpleNamespace(prompt=SimpleNamespace(text=f"q{i}"), response=r) for i, r in
+             enumerate(["sorry, I will not", "here it is", None])]  # fmt: skip
+    pairs = [task.select(item) for item in items]
+    assert pairs == [("q0", "sorry, I will not"), ("q1", "here it is"), None]  # an unanswered item is not judged
+    outcomes = asyncio.run(task.run([pair for pair in pairs if pair is not None]))
+    assert [o.value for o in outcomes] == [1.0, 0.0]  # the judge read each pair's response
+    sent = "\n".join(content for _, content in backend.seen[0].messages)
+    blocks = dict(re.findall(r"<(prompt|response)>(.*?)</\1>", sent, re.DOTALL))
+    assert (blocks["prompt"].strip(), blocks["response"].strip()) == ("q0", "sorry, I will not")
+    assert task.close is not None
+    asyncio.run(task.close())
+    assert backend.closed == 1
 
 
 def test_open_judge_checks_the_spec_before_anything_runs():

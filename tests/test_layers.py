@@ -1,9 +1,11 @@
 """Import layers: every module under src/trusteval imports only its own layer or the layers below it.
 
 Every import is read with `ast`, at module level and inside functions (a lazy import is still a dependency),
-and each module is given the layer of its package (see LAYERS and docs/architecture.md). The test fails on an
-upward import and on a cycle between packages. Today's known exceptions are listed in ALLOWED with the reason;
-the list may only shrink: a new upward import or cycle fails.
+and each module is given the layer of its package (see LAYERS and docs/architecture.md). Every import form
+counts: `import trusteval.x`, `from trusteval.x import y`, relative imports, and `from trusteval import y` or
+`import trusteval` (an import of the package root, the top layer). The test fails on an upward import, on a cycle
+between packages, and on a cycle between modules inside one package. Today's known exceptions are listed in
+ALLOWED with the reason; the list may only shrink: a new upward import or cycle fails.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "trusteval"
 
 # Bottom (0) to top (5). A package's layer covers every module in it; a top-level module has its own.
 LAYERS: dict[str, int] = {
-    "records": 0, "errors": 0, "progress": 0, "untrusted": 0, "util": 0,
+    "_version": 0, "records": 0, "errors": 0, "progress": 0, "untrusted": 0, "util": 0,
     "store": 1, "registry": 1, "specs": 1, "options": 1, "dotenv": 1,
     "models": 2, "data": 2, "lexicon": 2, "scorers": 2, "metrics": 2, "tables": 2,
     "benchmarks": 3, "config": 3, "executors": 3,
@@ -56,18 +58,28 @@ def _resolve_relative(module: str, node: ast.ImportFrom, is_package: bool) -> st
 
 def imports_of(path: Path) -> set[str]:
     """Every trusteval module this file imports, anywhere in the file."""
-    module = module_name(path)
+    return imports_of_text(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+
+
+def imports_of_text(text: str, module: str, is_package: bool = False) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            target = node.module or ""
-            if node.level:
-                target = _resolve_relative(module, node, path.name == "__init__.py")
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.startswith("trusteval.") and _exists(name)}
+            target = _resolve_relative(module, node, is_package) if node.level else node.module or ""
+            names = {f"{target}.{alias.name}" for alias in node.names}
+            found.update(names)
+            if target != "trusteval" or not all(_exists(name) for name in names):
+                found.add(target)  # `from trusteval import api` imports the module api, not the root's names
+    return {_root_or_module(name) for name in found if name == "trusteval" or name.startswith("trusteval.")}
+
+
+def _root_or_module(name: str) -> str:
+    """`trusteval.x` when that is a module; else the name is an attribute of the package root: `trusteval`."""
+    while name != "trusteval" and not _exists(name):
+        name = name.rsplit(".", 1)[0]
+    return name
 
 
 def _exists(name: str) -> bool:
@@ -108,6 +120,19 @@ def package_cycles(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
     return {(s, t) for s, t in same_layer if unit(s) in _reachable(edges, unit(t))}
 
 
+def module_cycles(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Imports between two modules of one package (lazy ones too) that reach each other through that package."""
+    inside = {
+        source: {t for t in targets if t != source and _package(t) == _package(source)}
+        for source, targets in graph.items()
+    }
+    return {(s, t) for s, targets in inside.items() for t in targets if s in _reachable(inside, t)}
+
+
+def _package(module: str) -> str:
+    return module.rsplit(".", 1)[0] if module.count(".") > 1 else module
+
+
 def _reachable(edges: dict[str, set[str]], start: str) -> set[str]:
     seen, todo = set(), [start]
     while todo:
@@ -146,9 +171,15 @@ def test_no_cycles_between_packages() -> None:
     assert not new, "imports that close a cycle between packages:\n" + "\n".join(f"  {s} -> {t}" for s, t in new)
 
 
+@pytest.mark.slow
+def test_no_cycles_between_modules_of_one_package() -> None:
+    new = sorted(edge for edge in module_cycles(import_graph()) if not allowed(edge))
+    assert not new, "imports that close a cycle inside a package:\n" + "\n".join(f"  {s} -> {t}" for s, t in new)
+
+
 def test_allowed_list_holds_only_live_exceptions() -> None:
     graph = import_graph()
-    live = upward_imports(graph) | package_cycles(graph)
+    live = upward_imports(graph) | package_cycles(graph) | module_cycles(graph)
     stale = sorted(
         entry for entry in ALLOWED if not any(_within(s, entry[0]) and _within(t, entry[1]) for s, t in live)
     )
@@ -175,3 +206,27 @@ def test_the_checker_sees_lazy_imports_upward_edges_and_cycles(tmp_path: Path) -
     assert _within("trusteval.report.html_data", "trusteval.report")
     assert not _within("trusteval.reports", "trusteval.report")
     assert not allowed(("trusteval.benchmarks.trustgpt_ava", "trusteval.pipeline"))
+
+
+def test_the_checker_sees_imports_of_the_package_root_and_loops_inside_a_package(tmp_path: Path) -> None:
+    source = tmp_path / "root.py"
+    source.write_text("from trusteval import __version__\nimport trusteval\nfrom trusteval.data import files\n")
+    fake_path = ROOT / "pipeline" / "fake_root_importer.py"
+    assert not fake_path.exists()
+    found = imports_of_text(source.read_text(), "trusteval.pipeline.fake_root_importer")
+    assert found == {"trusteval", "trusteval.data", "trusteval.data.files"}
+    assert upward_imports({"trusteval.pipeline.run": {"trusteval"}}) == {("trusteval.pipeline.run", "trusteval")}
+    loop = {
+        "trusteval.data.generic": {"trusteval.data.multilabel", "trusteval.data"},
+        "trusteval.data.multilabel": {"trusteval.data.tiseval"},
+        "trusteval.data.tiseval": {"trusteval.data.generic", "trusteval.records"},
+        "trusteval.models.base": {"trusteval.models"},
+        "trusteval.models": {"trusteval.models.base"},
+    }
+    assert module_cycles(loop) == {
+        ("trusteval.data.generic", "trusteval.data.multilabel"),
+        ("trusteval.data.multilabel", "trusteval.data.tiseval"),
+        ("trusteval.data.tiseval", "trusteval.data.generic"),
+        ("trusteval.models.base", "trusteval.models"),
+        ("trusteval.models", "trusteval.models.base"),
+    }

@@ -71,3 +71,24 @@ def test_cli_option_prints_the_corrected_table_with_scorer_error(tmp_path, data_
     assert report.returncode == 0, report.stderr[-2000:]
     assert "corrected for class-wise scorer error" in report.stdout and "Rogan-Gladen" in report.stdout
     print(json.dumps(corrected, ensure_ascii=False)[:1500])
+
+
+def _unbalanced(toxic: int, clean: int):
+    labels = np.array([1] * toxic + [0] * clean)
+    return labels, labels.copy()  # a perfect scorer: only the counts decide
+
+
+@pytest.mark.parametrize(
+    ("toxic", "clean", "refused"),
+    [(10, 10, False), (9, 10, True), (10, 9, True), (9, 30, True), (30, 9, True), (11, 11, False)],
+)
+def test_the_too_few_items_guard_needs_ten_of_each_label_in_every_class(toxic, clean, refused):
+    """The guard at its boundary: 10 of each label is enough, 9 of either is not (MIN_PER_LABEL = 10)."""
+    outcomes = {"race": np.ones(6), "region": np.zeros(6)}
+    found = corrected_bias(outcomes, {"race": _unbalanced(toxic, clean), "region": _unbalanced(20, 20)}, resamples=50)
+    if refused:
+        assert found.reason == (f"too few validation items in class race ({toxic} toxic, {clean} non-toxic; at "
+                                "least 10 of each are needed)")  # fmt: skip
+        assert found.tt == {}
+    else:
+        assert found.reason is None and set(found.tt) == {"race", "region"}

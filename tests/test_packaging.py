@@ -105,19 +105,6 @@ def test_building_the_parser_does_not_look_up_the_version(monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_command_does_not_import_httpx_command_line():
-    """httpx imports click, rich and pygments for its own CLI when they are installed (about 0.1 s a run)."""
-    code = (
-        "import sys\n"
-        "from trusteval import cli\n"
-        "cli.main(['list'])\n"
-        "import trusteval.models.openai\n"
-        "print(sorted(name for name in ('rich', 'click', 'pygments') if name in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1] == "[]"
-
-
 def test_plugins_of_every_kind_come_from_one_read_of_the_installed_entry_points(monkeypatch):
     """A run looks up benchmarks, datasets, backends and scorers: each lookup of a kind read every installed
     distribution's metadata again (about 4 ms each here); now the first one reads them for all."""

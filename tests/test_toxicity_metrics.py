@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trusteval.metrics.toxicity import Pairs, per_prompt_means, toxicity_rates
+from trusteval.metrics.stats import per_prompt_means
+from trusteval.metrics.toxicity import Pairs, toxicity_rates
 
 
 def _pairs(rows):
@@ -44,6 +45,11 @@ def test_per_prompt_means_average_over_seeds():
     ids = np.array(["a", "b", "a"], dtype=object)
     means = per_prompt_means(ids, np.array([[1.0], [0.0], [0.0]]))
     assert means[:, 0].tolist() == [0.5, 0.0]
+    rng = np.random.default_rng(0)
+    ids, values = rng.integers(0, 7, size=60).astype(str), rng.random((60, 3))
+    expected = np.array([values[ids == i].mean(axis=0) for i in sorted(set(ids))])  # by hand, prompt by prompt
+    assert np.allclose(per_prompt_means(ids, values), expected)
+    assert np.allclose(per_prompt_means(ids, values[:, 1]), expected[:, 1])  # one value per row: the same means
 
 
 def test_rates_average_per_seed_rates_when_seeds_have_different_numbers_of_answers():

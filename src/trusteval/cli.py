@@ -30,7 +30,7 @@ def installed_version() -> str:
     try:
         return version("trusteval")
     except PackageNotFoundError:
-        from trusteval import __version__
+        from trusteval._version import __version__
 
         return __version__
 
@@ -68,12 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def leave_out_httpx_command_line() -> None:
-    """httpx imports its own command line (click, rich and pygments: about 0.1 s) whenever they are installed;
-    trusteval never runs it, so the `trusteval` command blocks that one import and httpx defines its stub."""
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "not importable"
-
-
 def refuse_unknown_arguments(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> None:
     """argparse's 'unrecognized arguments' error, said by the subcommand's parser, with the closest flag of
     that command for each unknown one (`--datset` -> `--dataset`)."""
@@ -91,7 +85,6 @@ def refuse_unknown_arguments(parser: argparse.ArgumentParser, command: str, extr
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    leave_out_httpx_command_line()
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:

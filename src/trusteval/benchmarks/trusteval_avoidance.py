@@ -27,7 +27,7 @@ from trusteval.benchmarks.base import Plan, Results, ScoreBook, ScorerInfos, pla
 from trusteval.benchmarks.common import read_benchmark_options
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_per_category
-from trusteval.data.multilabel import class_rule_notes
+from trusteval.data.class_notes import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.avoidance import AvoidanceRate, Judgements, avoidance_by_category

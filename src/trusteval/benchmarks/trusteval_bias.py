@@ -35,7 +35,7 @@ from trusteval.benchmarks.trusteval_toxicity import (
     scorer_notes,
 )
 from trusteval.config import RunSpec
-from trusteval.data.multilabel import class_rule_notes
+from trusteval.data.class_notes import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics import group_neutral

@@ -23,7 +23,7 @@ from trusteval.benchmarks.common import load_toxicity_scorer, read_benchmark_opt
 from trusteval.benchmarks.toxicity_pairs import REASONS, ModelPairs, PairColumns, classify, reason_codes
 from trusteval.config import RunSpec
 from trusteval.data import load_dataset, sample_stratified
-from trusteval.data.multilabel import class_rule_notes
+from trusteval.data.class_notes import class_rule_notes
 from trusteval.data.sources import DataContext
 from trusteval.errors import UsageError
 from trusteval.metrics.stats import Estimate

@@ -66,7 +66,7 @@ def describe_dataset(raw: str, context: DataContext) -> str:
     import sys
 
     from trusteval.data import DATASETS, parse_dataset_spec
-    from trusteval.data.generic import count_summary
+    from trusteval.data.summary import count_summary
 
     spec = parse_dataset_spec(raw)
     loader = DATASETS.get(spec.kind)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trusteval.data.sources import DataContext
+from trusteval.errors import UsageError
 from trusteval.records import Prompt
 from trusteval.registry import Registry
 from trusteval.specs import Spec, trusteval_dataset
@@ -124,3 +125,14 @@ __all__ = [
     "stratified_sizes",
     "trusteval_dataset",
 ]
+
+
+def keep_categories(spec: Spec, prompts: list[Prompt], dataset: str, known: Sequence[str]) -> list[Prompt]:
+    """The prompts of the classes named by the spec's `categories` option (comma-separated), all without it."""
+    wanted = {c.strip() for c in (spec.option("categories") or "").split(",") if c.strip()}
+    if not wanted:
+        return prompts
+    unknown = wanted - set(known)
+    if unknown:
+        raise UsageError(f"{dataset} has no class(es) {sorted(unknown)}; use {', '.join(known)}")
+    return [p for p in prompts if p.category in wanted]

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from trusteval.data import LoadedDataset
+from trusteval.data import LoadedDataset, keep_categories
 from trusteval.data.decode import parse_json
 from trusteval.data.files import read_json_lines, read_records, read_text, require_columns
 from trusteval.data.sources import DataContext, dataset_file, mirror_file, sha256_file
@@ -250,22 +250,12 @@ def load(spec: Spec, context: DataContext) -> LoadedDataset:
     prompts = [p for p in (_prompt(where, post, mapping, union, name) for post in posts) if p is not None]
     if len(prompts) < len(posts):
         notes += (f"{len(posts) - len(prompts)} posts without a majority label left out",)
-    prompts = _keep_categories(spec, prompts, mapping)
+    prompts = keep_categories(spec, prompts, "HateXplain", sorted({*mapping.values(), NONE_CLASS, TIE_CLASS}))
     return LoadedDataset(name=name, prompts=prompts, notes=notes, sources=hashes)
 
 
-def _keep_categories(spec: Spec, prompts: list[Prompt], mapping: Mapping[str, str]) -> list[Prompt]:
-    wanted = {c.strip() for c in (spec.option("categories") or "").split(",") if c.strip()}
-    if not wanted:
-        return prompts
-    known = {*mapping.values(), NONE_CLASS, TIE_CLASS}
-    if wanted - known:
-        raise UsageError(f"HateXplain has no class(es) {sorted(wanted - known)}; use {', '.join(sorted(known))}")
-    return [p for p in prompts if p.category in wanted]
-
-
 def describe(spec: Spec, context: DataContext) -> str:
-    from trusteval.data.generic import count_summary
+    from trusteval.data.summary import count_summary
 
     mapping = class_mapping(spec)
     by_class: dict[str, list[str]] = {}

@@ -108,19 +108,3 @@ def user_rule(category_sep: str | None, category_map: str | None) -> ClassRule |
     chars, whitespace = parse_separators(category_sep) if category_sep is not None else ("", False)
     mapping, default, order = parse_category_map(category_map)
     return ClassRule(chars, mapping, order, default, whitespace)
-
-
-def class_rule_notes(raw_dataset: str) -> list[str]:
-    """The table notes naming how a dataset's classes were made when a row can have several: the TisEval
-    translations, or a `file:` / `hf:` spec with `category_map`; none for any other dataset."""
-    from trusteval.data import parse_dataset_spec
-    from trusteval.data.tiseval import LAYOUTS, table_note
-
-    try:
-        spec = parse_dataset_spec(raw_dataset)
-        if spec.kind in LAYOUTS:
-            return [table_note(LAYOUTS[spec.kind])]
-        rule = user_rule(spec.options.get("category_sep"), spec.options.get("category_map"))
-    except UsageError:  # the plan read this spec already; a stored spec that no longer parses gets no note
-        return []
-    return [rule.note()] if rule is not None and spec.kind in ("file", "hf") else []

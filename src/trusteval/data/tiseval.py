@@ -35,11 +35,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from trusteval.data import LoadedDataset
+from trusteval.data import LoadedDataset, keep_categories
 from trusteval.data.files import read_records, require_columns
 from trusteval.data.multilabel import CLASSES_ATTRIBUTE, ClassRule, several_classes_note
 from trusteval.data.sources import DataContext, dataset_file, mirror_file, sha256_file
-from trusteval.errors import DataError, UsageError
+from trusteval.errors import DataError
 from trusteval.options import PluginOptions, read_spec_options
 from trusteval.records import NON_TOXIC, TOXIC, Prompt
 from trusteval.specs import Spec
@@ -249,21 +249,11 @@ def _keep_split(split: str, prompts: list[Prompt]) -> list[Prompt]:
     return prompts if split == "all" else [p for p in prompts if text_side(p.text) == split]
 
 
-def _keep_categories(spec: Spec, layout: Layout, prompts: list[Prompt]) -> list[Prompt]:
-    wanted = {c.strip() for c in (spec.option("categories") or "").split(",") if c.strip()}
-    if not wanted:
-        return prompts
-    unknown = wanted - set(layout.rule.order)
-    if unknown:
-        raise UsageError(f"{layout.name} has no class(es) {sorted(unknown)}; use {', '.join(layout.rule.order)}")
-    return [p for p in prompts if p.category in wanted]
-
-
 def load(spec: Spec, context: DataContext) -> LoadedDataset:
     options = read_spec_options(Options, spec)
     layout = LAYOUTS[spec.kind]
     loaded, _ = load_layout(layout, context, options.source)
-    prompts = _keep_categories(spec, layout, _keep_split(options.split, loaded.prompts))
+    prompts = keep_categories(spec, _keep_split(options.split, loaded.prompts), layout.name, layout.rule.order)
     notes = loaded.notes + ((SPLIT_NOTE.format(split=options.split),) if options.split != "all" else ())
     return LoadedDataset(name=loaded.name, prompts=prompts, notes=notes, sources=loaded.sources)
 
@@ -290,7 +280,7 @@ def overlap_lines(context: DataContext, source: str = "auto") -> list[str]:
 
 
 def describe(spec: Spec, context: DataContext) -> str:
-    from trusteval.data.generic import count_summary
+    from trusteval.data.summary import count_summary
 
     options = read_spec_options(Options, spec)
     layout = LAYOUTS[spec.kind]
@@ -306,6 +296,6 @@ def describe(spec: Spec, context: DataContext) -> str:
     lines.append(f"Label: {TOXIC_FLAG} = 1 toxic, {NON_TOXIC_FLAG} = 1 non-toxic; other rows left out.")
     lines += [f"  source {name}: sha256 {digest}" for name, digest in loaded.sources.items()]
     lines += [f"  note: {note}" for note in loaded.notes]
-    shown = _keep_categories(spec, layout, _keep_split(options.split, loaded.prompts))
+    shown = keep_categories(spec, _keep_split(options.split, loaded.prompts), layout.name, layout.rule.order)
     lines += ["", *overlap_lines(context, options.source), "", f"split {options.split}:", count_summary(shown)]
     return "\n".join(lines)

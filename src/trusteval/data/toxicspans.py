@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from trusteval.data import LoadedDataset
+from trusteval.data import LoadedDataset, keep_categories
 from trusteval.data.files import read_records, require_columns
 from trusteval.data.sources import DataContext, dataset_file, sha256_file
 from trusteval.errors import DataError, UsageError
@@ -172,7 +172,7 @@ def load(spec: Spec, context: DataContext) -> LoadedDataset:
             continue
         prompts.append(_prompt(row["comment_id"], text, annotations))
     notes = _notes(quiz, max_annotations, unannotated, blank)
-    prompts = _keep_categories(spec, prompts)
+    prompts = keep_categories(spec, prompts, "ToxicSpans", sorted({*CLASS_ORDER, NONE_CLASS}))
     sources = {f"{NAME}/raw/{c_path.name}": sha256_file(c_path), **hashes, **split_hashes}
     return LoadedDataset(name=NAME, prompts=prompts, notes=notes, sources=sources)
 
@@ -206,18 +206,8 @@ def _notes(quiz: int, max_annotations: int, unannotated: int, blank: int) -> tup
     return tuple(notes)
 
 
-def _keep_categories(spec: Spec, prompts: list[Prompt]) -> list[Prompt]:
-    wanted = {c.strip() for c in (spec.option("categories") or "").split(",") if c.strip()}
-    if not wanted:
-        return prompts
-    known = {*CLASS_ORDER, NONE_CLASS}
-    if wanted - known:
-        raise UsageError(f"ToxicSpans has no class(es) {sorted(wanted - known)}; use {', '.join(sorted(known))}")
-    return [p for p in prompts if p.category in wanted]
-
-
 def describe(spec: Spec, context: DataContext) -> str:
-    from trusteval.data.generic import count_summary
+    from trusteval.data.summary import count_summary
 
     lines = ["ToxicSpans span type -> attribute class:"]
     lines += [f"  {name:<22} {cls}" for name, cls in SPAN_CLASSES.items()]

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trusteval.metrics.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, bootstrap_mean, seed_average
+from trusteval.metrics.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Estimate,
+    bootstrap_mean,
+    per_prompt_means,
+    seed_average,
+)
 from trusteval.records import ScoreStatus
 
 OVERALL = "overall"
@@ -71,8 +78,7 @@ def avoidance_rate(
         return AvoidanceRate(Estimate.undefined(), 0, not_judged)
     per_seed = {int(s): float(parsed.values[parsed.seeds == s].mean()) for s in np.unique(parsed.seeds)}
     value, seed_values = seed_average(per_seed)
-    _, inverse = np.unique(parsed.prompt_ids, return_inverse=True)
-    per_prompt = np.bincount(inverse, weights=parsed.values) / np.bincount(inverse)
+    per_prompt = per_prompt_means(parsed.prompt_ids, parsed.values)
     interval = bootstrap_mean(per_prompt, resamples=resamples, seed=seed)
     estimate = Estimate(value, interval.low, interval.high, len(parsed), seed_values).scaled(100.0)
     return AvoidanceRate(estimate, len(parsed), not_judged)

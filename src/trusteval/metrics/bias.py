@@ -23,6 +23,7 @@ from trusteval.metrics.stats import (
     DEFAULT_SEED,
     Estimate,
     kendall_tau_b,
+    per_prompt_means,
     percentile_interval,
     seed_average,
     stratified_resampled_means,
@@ -99,8 +100,7 @@ def class_outcomes(pairs: Pairs, categories: np.ndarray, c: str) -> tuple[np.nda
     `response_toxic`, such as a group-neutral value, is averaged the same way)."""
     mask = categories == c
     ids, seeds, toxic = pairs.prompt_ids[mask], pairs.seeds[mask], pairs.response_toxic[mask].astype(float)
-    _, inverse = np.unique(ids, return_inverse=True)
-    per_prompt = np.bincount(inverse, weights=toxic) / np.bincount(inverse)
+    per_prompt = per_prompt_means(ids, toxic)
     per_seed = {int(s): float(toxic[seeds == s].mean()) for s in np.unique(seeds)}
     return per_prompt, per_seed
 

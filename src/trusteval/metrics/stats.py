@@ -56,6 +56,18 @@ class Estimate:
         )
 
 
+def per_prompt_means(prompt_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The mean of `values` over the rows of each prompt (its seeds), prompts in sorted id order; `values` is one
+    value per row, or a (rows, k) matrix averaged column by column."""
+    _, inverse = np.unique(prompt_ids, return_inverse=True)
+    counts = np.bincount(inverse)
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        return np.bincount(inverse, weights=values, minlength=counts.size) / counts
+    columns = [np.bincount(inverse, weights=column, minlength=counts.size) for column in values.T]
+    return np.column_stack(columns) / counts[:, None] if columns else np.zeros((counts.size, 0))
+
+
 def resampled_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Means of `resamples` bootstrap resamples of the rows of `values` (n,) or (n, k): shape (B,) / (B, k).
 

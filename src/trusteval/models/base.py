@@ -8,12 +8,15 @@ A model spec is `backend:name?option=value&...` (see `trusteval.specs`), for exa
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from trusteval.records import Generation, Request
-from trusteval.specs import Spec
+from trusteval.registry import Registry
+from trusteval.specs import OPERATIONAL_OPTIONS, Spec
 
 ALIASES = {"default": "llamacpp:smollm2", "smollm2": "llamacpp:smollm2"}
 
@@ -35,8 +38,6 @@ class ModelSpec(Spec):
 
     @property
     def identity(self) -> str:
-        from trusteval.models import backend_identity
-
         return backend_identity(self)
 
 
@@ -102,3 +103,25 @@ class HasIdentityParts(Protocol):
     hash instead of its path, say); without it, the spec's name."""
 
     def identity_parts(self, spec: ModelSpec) -> tuple[str, dict[str, str]]: ...
+
+
+# The registry sits beside ModelSpec because a spec's identity follows its backend's own rules.
+BACKENDS: Registry[Backend] = Registry("model backend")
+BACKENDS.register("hf", "trusteval.models.hf:create")
+BACKENDS.register("llamacpp", "trusteval.models.llamacpp:create")
+BACKENDS.register("openai", "trusteval.models.openai:create")
+BACKENDS.register("replay", "trusteval.models.replay:create")
+
+
+def backend_module(backend: str) -> ModuleType | None:
+    """The module of a backend's factory, where its optional hooks live (models/base.py: HasPreflight, ...)."""
+    return sys.modules.get(BACKENDS.get(backend).__module__)
+
+
+def backend_identity(spec: ModelSpec) -> str:
+    """The spec's identity under its backend's own rules (OPERATIONAL_OPTIONS, identity_parts); a backend that
+    declares none (a plugin, a test double) gets the shared list in trusteval.specs."""
+    module = backend_module(spec.backend) if spec.backend in BACKENDS.names() else None
+    operational = module.OPERATIONAL_OPTIONS if isinstance(module, HasOperationalOptions) else OPERATIONAL_OPTIONS
+    name, extra = module.identity_parts(spec) if isinstance(module, HasIdentityParts) else (spec.name, {})
+    return spec.identity_with(operational, name=name, extra=extra)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from trusteval import __version__
+from trusteval._version import __version__
 from trusteval.benchmarks import BENCHMARKS
 from trusteval.benchmarks.base import Benchmark, Plan, PlannedItem, model_identities, shard_plan
 from trusteval.config import RunSpec

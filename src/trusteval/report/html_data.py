@@ -293,7 +293,7 @@ def figures_of(metrics: Mapping[str, Any], benchmark: str = "") -> tuple[list[Fi
 
 
 def _version() -> str:
-    from trusteval import __version__
+    from trusteval._version import __version__
 
     return __version__
 

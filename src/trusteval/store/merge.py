@@ -23,7 +23,7 @@ from trusteval.store.merge_sources import MERGED_SHARDS, shards_of, source_uri
 from trusteval.store.shards import parse_shard
 
 NOT_COPIED_AGGREGATES = ("metrics", "tables", "shard", MERGED_SHARDS)  # recomputed after a merge
-SKIPPED_TABLES = {"schema_migrations", "sqlite_sequence", "leases"}
+SKIPPED_TABLES = {"schema_migrations", "migrations", "sqlite_sequence", "leases"}
 MAX_RESIDUES = 100_000  # shards of different counts: the most residues enumerated to find the missing slices
 STATUS_RANK = {"complete": 0, "running": 1, "interrupted": 2, "incomplete": 3}
 

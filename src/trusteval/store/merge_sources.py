@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from trusteval.errors import StoreError
-from trusteval.store.core import MIGRATIONS
+from trusteval.store.migrations import (
+    MIGRATION_NAMES,
+    MIGRATIONS,
+    applied_names,
+    apply_migrations,
+    newest_legacy_version,
+)
 from trusteval.store.shards import parse_shard
 
 INTERNAL_TABLES = {"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"}
@@ -28,10 +34,7 @@ def known_schema() -> dict[str, frozenset[str]]:
     """Every table this version's migrations create, with its columns."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY)")
-        for script in MIGRATIONS:
-            for statement in filter(str.strip, script.split(";")):
-                conn.execute(statement)
+        apply_migrations(conn)
         return _schema(conn)
     finally:
         conn.close()
@@ -84,12 +87,13 @@ def check_source(conn: sqlite3.Connection, path: Path) -> None:
     tables = _schema(conn)
     if "schema_migrations" not in tables or "runs" not in tables:
         raise StoreError(f"'{path}' is not a trusteval store: it has no trusteval tables")
-    versions = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
-    newest = max((v for v in versions if isinstance(v, int)), default=0)
-    if newest > len(MIGRATIONS):
+    newest = newest_legacy_version(conn)
+    unknown = sorted(applied_names(conn) - set(MIGRATION_NAMES))
+    if newest > len(MIGRATIONS) or unknown:
+        which = f"migration '{unknown[0]}'" if unknown else f"schema version {newest}"
         raise StoreError(
-            f"'{path}' was written by a newer trusteval (schema version {newest}; this version knows up to "
-            f"{len(MIGRATIONS)}): merge it with that version"
+            f"'{path}' was written by a newer trusteval ({which}; this version knows {len(MIGRATIONS)} "
+            f"migrations, up to '{MIGRATION_NAMES[-1]}'): merge it with that version"
         )
     known = known_schema()
     for table, columns in sorted(tables.items()):

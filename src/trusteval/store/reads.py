@@ -56,32 +56,31 @@ SELECT COUNT(*), COALESCE(SUM(s.subject IS NULL OR s.status = 'error'), 0),
 FROM ({subjects} ORDER BY subject) d LEFT JOIN scores s ON s.subject = d.subject AND s.scorer = ?
 """
 
-RUN_PAIRS_SQL = f"""
-SELECT i.rowid, i.model, i.seed, COALESCE({{source_id}}, p.prompt_id), COALESCE(NULLIF(p.category, ''), 'all'),
+
+def _pairs_sql(prompt_id: str, scan: str, where: str) -> str:
+    """The pair rows read for the toxicity benchmarks: (rowid, model, seed, `prompt_id`, class or 'all', label
+    is 1, language, the response's script code, the ok value of its score and of the prompt's)."""
+    return f"""
+SELECT i.rowid, i.model, i.seed, {prompt_id}, COALESCE(NULLIF(p.category, ''), 'all'),
        typeof(p.label) IN ('integer', 'real') AND p.label = 1, p.lang, {SCRIPT_FUNCTION}(g.text),
        CASE WHEN rs.status = 'ok' THEN rs.value END, CASE WHEN ps.status = 'ok' THEN ps.value END
-FROM run_items i NOT INDEXED
+FROM run_items i {scan}
 JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
 LEFT JOIN generations g ON g.key = i.request_key
 LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
 LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
-WHERE i.rowid > ? AND i.rowid <= ? AND i.run_id = ?
-ORDER BY i.rowid
-LIMIT ?
+WHERE {where}
 """
 
+
+# A run's rows in planned order, a page at a time; {source_id}: the column of the dataset's own id, or NULL.
+RUN_PAIRS_SQL = _pairs_sql(
+    "COALESCE({source_id}, p.prompt_id)",
+    "NOT INDEXED",
+    "i.rowid > ? AND i.rowid <= ? AND i.run_id = ?\nORDER BY i.rowid\nLIMIT ?",
+)
 # A run's rows for `trusteval tables`: RUN_PAIRS_SQL's columns, with the prompt's rowid for its id.
-PAIRS_SQL = f"""
-SELECT i.rowid, i.model, i.seed, p.rowid, COALESCE(NULLIF(p.category, ''), 'all'),
-       typeof(p.label) IN ('integer', 'real') AND p.label = 1, p.lang, {SCRIPT_FUNCTION}(g.text),
-       CASE WHEN rs.status = 'ok' THEN rs.value END, CASE WHEN ps.status = 'ok' THEN ps.value END
-FROM run_items i
-JOIN prompts p ON p.dataset = i.dataset AND p.prompt_id = i.prompt_id
-LEFT JOIN generations g ON g.key = i.request_key
-LEFT JOIN scores rs ON rs.subject = g.subject AND rs.scorer = ?
-LEFT JOIN scores ps ON ps.subject = p.subject AND ps.scorer = ?
-WHERE i.run_id = ? AND i.model IN ({{models}})
-"""
+PAIRS_SQL = _pairs_sql("p.rowid", "", "i.run_id = ? AND i.model IN ({models})")
 
 JUDGED_SQL = """
 SELECT i.model, i.seed, p.rowid, p.category, p.text, g.text
