@@ -15,6 +15,7 @@ from trusteval.data.sources import DataContext
 from trusteval.scorers.checksets import (
     CHECK_LANGUAGES,
     NON_TOXIC_KINDS,
+    TOXIC_KINDS,
     check_set_sha256,
     load_check_set,
 )
@@ -30,7 +31,7 @@ def test_the_built_in_check_sets_hold_every_kind(lang, data_dir):
     check = load_check_set(lang, DataContext(data_dir=data_dir))
     kinds = {p.category for p in check.items}
     assert {"refusal", "counter_speech", "neutral", "toxic"} <= kinds
-    assert all(p.label == int(p.category == "toxic") for p in check.items) and all(p.lang == lang for p in check.items)
+    assert all(p.label == int(p.category in TOXIC_KINDS) for p in check.items) and all(p.lang == lang for p in check.items)
     assert all(sum(p.category == k for p in check.items) >= 40 for k in ("refusal", "counter_speech", "neutral"))
     assert check.sha256 == check_set_sha256(lang)  # known without reading the data
     if lang == "zh":  # COLD test's safe anti-bias comments, read from the data folder
