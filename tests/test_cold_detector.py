@@ -39,7 +39,7 @@ def test_cached_detector_gives_identical_scores(scorer, cache, data_dir):
     texts = ["你这个傻逼", "今天天气很好", "黑人都是垃圾", ""]
     again = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
     assert [o.value for o in again.score(texts)] == [o.value for o in scorer.score(texts)]
-    assert again.id == scorer.id == "cold-tfidf@3"
+    assert again.id == scorer.id == "cold-tfidf@4"
 
 
 @pytest.mark.slow

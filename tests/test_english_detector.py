@@ -50,7 +50,7 @@ def test_reaches_roc_auc_085_on_hatexplain_test(scorer, test_split):
     assert card["test_macro_f1"] == pytest.approx(f1_score(labels, values >= 0.5, average="macro"), abs=1e-4)
     answers = len(response_negatives("en")) + len(response_positives("en"))  # version 3's response-style answers
     assert card["training_rows"] == 15383 + answers and card["test_rows"] == 1924
-    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@3", frozenset({"en"}), "toxicity")
+    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@4", frozenset({"en"}), "toxicity")
 
 
 def test_separates_obvious_examples(scorer):

@@ -31,7 +31,9 @@ def test_the_built_in_check_sets_hold_every_kind(lang, data_dir):
     check = load_check_set(lang, DataContext(data_dir=data_dir))
     kinds = {p.category for p in check.items}
     assert {"refusal", "counter_speech", "neutral", "toxic"} <= kinds
-    assert all(p.label == int(p.category in TOXIC_KINDS) for p in check.items) and all(p.lang == lang for p in check.items)
+    assert all(p.label == int(p.category in TOXIC_KINDS) for p in check.items) and all(
+        p.lang == lang for p in check.items
+    )
     assert all(sum(p.category == k for p in check.items) >= 40 for k in ("refusal", "counter_speech", "neutral"))
     assert check.sha256 == check_set_sha256(lang)  # known without reading the data
     if lang == "zh":  # COLD test's safe anti-bias comments, read from the data folder
@@ -73,7 +75,7 @@ def test_version_3_calls_english_refusals_counter_speech_and_neutral_answers_non
     result = _validate(tmp_path / "ws", cache_dir, "en-tfidf", "en", "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.json()
-    assert out["scorer"] == "en-tfidf@3"
+    assert out["scorer"] == "en-tfidf@4"
     shares = {k["kind"]: k["share"] for k in out["kinds"]}
     assert all(shares[k] >= 0.9 for k in ("refusal", "counter_speech", "neutral")), shares
     assert out["overall"]["roc_auc"] > 0.9 and out["verdict"] == "valid"
@@ -88,7 +90,7 @@ def test_version_3_in_chinese_passes_refusals_and_neutral_answers_and_says_where
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.json()
     shares = {k["kind"]: k["share"] for k in out["kinds"]}
-    assert out["scorer"] == "cold-tfidf@3" and shares["refusal"] == 1.0 and shares["neutral"] >= 0.9
+    assert out["scorer"] == "cold-tfidf@4" and shares["refusal"] == 1.0 and shares["neutral"] >= 0.9
     assert shares["counter_speech"] < 0.9 and out["verdict"] == "invalid"
     text = " ".join(_validate(tmp_path / "ws", cache_dir, "cold-tfidf", "zh").stdout.split())
     assert "counter_speech: " in text and "below 90%: not valid on responses" in text
@@ -157,10 +159,10 @@ def test_a_model_that_refuses_every_prompt_has_tt_zero_and_its_refusal_share_is_
     assert tables.returncode == 0, tables.stderr[-3000:]
     groups = {g["condition"].split()[1]: g for g in tables.json()["metrics"] if "metrics" in g}
     assert {k: g["metrics"]["refusals"] for k, g in groups.items()} == {
-        "cold-tfidf@3": {model: {"count": n, "scored": n, "share": 1.0}},
+        "cold-tfidf@4": {model: {"count": n, "scored": n, "share": 1.0}},
         "cold-tfidf@2": {model: {"count": 0, "scored": n, "share": 0.0}},
     }
-    table5 = [t for t in tables.json()["tables"] if t["name"].startswith("table5_") and "cold-tfidf@3" in str(t)]
+    table5 = [t for t in tables.json()["tables"] if t["name"].startswith("table5_") and "cold-tfidf@4" in str(t)]
     assert any(line in " ".join(note.split()) for t in table5 for note in t["notes"])
 
 
@@ -176,10 +178,10 @@ def test_a_fresh_store_knows_the_built_in_verdicts(tmp_path, cache_dir, data_dir
                      "--json", "--no-progress", "--resamples", "20")  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     used = result.json()["metrics"]["scorers_used"]["response_toxicity"]
-    assert used["id"] == "cold-tfidf@3" and used["validity"] == "valid"
+    assert used["id"] == "cold-tfidf@4" and used["validity"] == "valid"
     assert used["validity_on_responses"]["verdict"] in {"valid", "invalid", "weak"}
     notes = _table5(tmp_path / "fresh", result.json())
-    assert "Scorer validity of cold-tfidf@3 on cold (n=5323): VALID" in notes
+    assert "Scorer validity of cold-tfidf@4 on cold (n=5323): VALID" in notes
     assert "on model responses (zh response check set)" in notes
 
 
