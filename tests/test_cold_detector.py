@@ -44,7 +44,7 @@ def test_cached_detector_gives_identical_scores(scorer, cache, data_dir):
 
 @pytest.mark.slow
 def test_corrupted_cache_is_detected_and_retrained(cache, data_dir):
-    weights = next(cache.glob("detectors/cold-tfidf-3/weights.npz"))
+    weights = next(cache.glob("detectors/cold-tfidf-4/weights.npz"))
     original = weights.read_bytes()
     weights.write_bytes(original[:-100] + b"\x00" * 100)
     rebuilt = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))

@@ -152,7 +152,7 @@ def test_adding_toxicspans_is_a_separate_detector(cache_dir, data_dir, test_spli
                                                                                      cache_dir=cache_dir))  # fmt: skip
     card = with_spans.describe()
     answers = len(response_negatives("en")) + len(response_positives("en"))
-    assert with_spans.id == "en-tfidf-ts@3" and card["training_rows"] == 15383 + 16099 + answers
+    assert with_spans.id == "en-tfidf-ts@4" and card["training_rows"] == 15383 + 16099 + answers
     texts, labels = test_split
     values = [o.value for o in with_spans.score(texts)]
     assert card["test_roc_auc"] == pytest.approx(roc_auc_score(labels, values), abs=1e-4)
