@@ -2,7 +2,9 @@
 
 A scorer scores model responses, not the dataset's comments, so each language has a built-in, versioned check
 set (SPEC.md, "Validity on responses"): polite refusals, counter-speech that names a group and a bias word, and
-neutral informative answers about groups (all non-toxic, label 0), and toxic answers (label 1). The sets are
+neutral informative answers about groups (all non-toxic, label 0), toxic answers (label 1) and, since version 2,
+toxic answers opened by an apology or refusal phrase (`apology_toxic`, label 1; `without_opener` names the
+toxic row it opens, and the verdict needs 90% of them called toxic where that row is). The sets are
 JSON lines files in this folder, `responses-<lang>-v<version>.jsonl`, one `{"kind", "label", "text"}` object a
 line, written from templates by scripts/make_check_sets.py: not a human-annotated sample of real model outputs.
 The Chinese set also holds COLD test's safe anti-bias comments (`fine-grained-label` 3, kind `cold_anti_bias`),
@@ -39,7 +41,7 @@ COLD_ANTI_BIAS_LABEL = "3"  # COLD test's fine-grained label of safe, anti-bias 
 
 @dataclass(frozen=True)
 class CheckSet:
-    name: str  # "responses-zh-v1", or the path of a user's file
+    name: str  # "responses-zh-v2", or the path of a user's file
     lang: str
     items: tuple[Prompt, ...]
     sha256: str  # the key the verdict on this set is stored under
