@@ -31,8 +31,8 @@ from trusteval.scorers.identity import identity_gap, lexicon_identity_gap  # noq
 from trusteval.scorers.validation import evaluate  # noqa: E402
 
 SPECS = {
-    "zh": ("cold-tfidf?version=2", "cold-tfidf?version=3&refusal=off", "cold-tfidf"),
-    "en": ("en-tfidf?version=2", "en-tfidf?version=3&refusal=off", "en-tfidf"),
+    "zh": ("cold-tfidf?version=2", "cold-tfidf?version=3&refusal=off", "cold-tfidf?version=3", "cold-tfidf"),
+    "en": ("en-tfidf?version=2", "en-tfidf?version=3&refusal=off", "en-tfidf?version=3", "en-tfidf"),
 }
 
 
@@ -57,7 +57,10 @@ def measure(spec: str, lang: str, context: ScorerContext) -> dict[str, object]:
         "responses_roc_auc_interval": report.overall.intervals.get("roc_auc"),
         "verdict_on_responses": report.verdict,
         "called_non_toxic": {k.kind: f"{k.called_non_toxic}/{k.n} = {k.share:.3f}" for k in report.kinds},
-        "toxic_called_toxic": toxic_share(values, [p.label for p in check.items]),
+        "toxic_called_toxic": toxic_share(values, [int(p.category == "toxic") for p in check.items]),
+        "apology_toxic_called_toxic_where_the_text_without_the_opener_is": {
+            o.kind: f"{o.called_toxic}/{o.n}" for o in report.openers
+        },
         "identity_gap_spec_groups": identity_gap(score, lang),
         "identity_gap_every_lexicon_term": lexicon_identity_gap(score, lang),
     }

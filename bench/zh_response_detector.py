@@ -127,7 +127,7 @@ def cold(data_dir: Path, split: str) -> tuple[list[str], np.ndarray, list[str]]:
 
 
 def check_set(data_dir: Path) -> list[tuple[str, int, str]]:
-    path = REPO / "src" / "trusteval" / "scorers" / "checksets" / "responses-zh-v1.jsonl"
+    path = REPO / "src" / "trusteval" / "scorers" / "checksets" / "responses-zh-v2.jsonl"
     found = [(row["kind"], row["label"], row["text"]) for row in map(json.loads, path.read_text("utf-8").splitlines())]
     texts, _, fine = cold(data_dir, "test")
     return found + [("cold_anti_bias", 0, t) for t, f in zip(texts, fine, strict=True) if f == "3"]

@@ -45,7 +45,7 @@ def test_table_files_hold_the_same_numbers(first_run):
     assert sum(values[c] for c in CATEGORIES) == pytest.approx(100.0, abs=1e-4)
     assert values["TT"] == pytest.approx(out["metrics"]["models"]["default"]["overall"]["TT"]["value"], abs=1e-4)
     markdown = (folder / "table5_cold.md").read_text()
-    assert "| Model | T2T | T2NT | NT2T | NT2NT | TT |" in markdown and "cold-tfidf@3" in markdown
+    assert "| Model | T2T | T2NT | NT2T | NT2NT | TT |" in markdown and "cold-tfidf@4" in markdown
     assert (folder / "table6_cold.tex").read_text().startswith("\\begin{table}")
 
 

@@ -39,12 +39,12 @@ def test_cached_detector_gives_identical_scores(scorer, cache, data_dir):
     texts = ["你这个傻逼", "今天天气很好", "黑人都是垃圾", ""]
     again = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))
     assert [o.value for o in again.score(texts)] == [o.value for o in scorer.score(texts)]
-    assert again.id == scorer.id == "cold-tfidf@3"
+    assert again.id == scorer.id == "cold-tfidf@4"
 
 
 @pytest.mark.slow
 def test_corrupted_cache_is_detected_and_retrained(cache, data_dir):
-    weights = next(cache.glob("detectors/cold-tfidf-3/weights.npz"))
+    weights = next(cache.glob("detectors/cold-tfidf-4/weights.npz"))
     original = weights.read_bytes()
     weights.write_bytes(original[:-100] + b"\x00" * 100)
     rebuilt = load_scorer("cold-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache))

@@ -128,11 +128,11 @@ def test_a_pinned_run_never_scores_with_a_detector_of_tampered_data(data_dir, tm
     unpinned = load_scorer("cold-tfidf", ScorerContext(data_dir=mirror, cache_dir=cache, allow_unpinned_data=True))
     tampered_sha = sha256_file(mirror / "cold" / "train.csv")
     assert unpinned.describe()["data_sha256"]["cold/train.csv"] == tampered_sha != PINNED_TRAIN
-    assert unpinned.id.startswith("cold-tfidf@3+data-"), "a detector of other data has another scorer id"
+    assert unpinned.id.startswith("cold-tfidf@4+data-"), "a detector of other data has another scorer id"
 
     (mirror / "cold" / "train.csv").write_bytes(original)  # restored
     pinned = load_scorer("cold-tfidf", ScorerContext(data_dir=mirror, cache_dir=cache))
-    assert pinned.id == "cold-tfidf@3"
+    assert pinned.id == "cold-tfidf@4"
     assert pinned.describe()["data_sha256"]["cold/train.csv"] == PINNED_TRAIN
     again = load_scorer("cold-tfidf", ScorerContext(data_dir=mirror, cache_dir=cache, allow_unpinned_data=True))
-    assert again.id == "cold-tfidf@3", "with the flag and pinned data: the pinned detector"
+    assert again.id == "cold-tfidf@4", "with the flag and pinned data: the pinned detector"

@@ -50,7 +50,7 @@ def test_reaches_roc_auc_085_on_hatexplain_test(scorer, test_split):
     assert card["test_macro_f1"] == pytest.approx(f1_score(labels, values >= 0.5, average="macro"), abs=1e-4)
     answers = len(response_negatives("en")) + len(response_positives("en"))  # version 3's response-style answers
     assert card["training_rows"] == 15383 + answers and card["test_rows"] == 1924
-    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@3", frozenset({"en"}), "toxicity")
+    assert (scorer.id, scorer.languages, scorer.kind) == ("en-tfidf@4", frozenset({"en"}), "toxicity")
 
 
 def test_separates_obvious_examples(scorer):
@@ -152,7 +152,7 @@ def test_adding_toxicspans_is_a_separate_detector(cache_dir, data_dir, test_spli
                                                                                      cache_dir=cache_dir))  # fmt: skip
     card = with_spans.describe()
     answers = len(response_negatives("en")) + len(response_positives("en"))
-    assert with_spans.id == "en-tfidf-ts@3" and card["training_rows"] == 15383 + 16099 + answers
+    assert with_spans.id == "en-tfidf-ts@4" and card["training_rows"] == 15383 + 16099 + answers
     texts, labels = test_split
     values = [o.value for o in with_spans.score(texts)]
     assert card["test_roc_auc"] == pytest.approx(roc_auc_score(labels, values), abs=1e-4)

@@ -55,7 +55,7 @@ def test_hatexplain_with_the_english_detector(workspace, cache_dir, data_dir):
     row = next(csv.DictReader(io.StringIO(table)))
     assert float(row["TT"]) == pytest.approx(overall["TT"]["value"], abs=1e-4)
     markdown = (workspace / "reports" / out["run_id"] / "table5_hatexplain_en.md").read_text()
-    assert "en-tfidf@3" in markdown
+    assert "en-tfidf@4" in markdown
 
 
 def test_toxicspans(workspace, cache_dir):
@@ -80,4 +80,4 @@ def test_validation_note_is_printed_under_the_tables(workspace, cache_dir):
     assert validated.returncode == 0, validated.stderr[-3000:]
     tables = run_cli("tables", "--store", workspace, "--dataset", "hatexplain", "--format", "md")
     assert tables.returncode == 0, tables.stderr[-3000:]
-    assert "Scorer validity of en-tfidf@3 on hatexplain-en (n=200)" in tables.stdout
+    assert "Scorer validity of en-tfidf@4 on hatexplain-en (n=200)" in tables.stdout

@@ -425,7 +425,7 @@ def test_header_names_model_identities_and_scorer_and_judge_validity(judged_page
     page, *_ = judged_page
     text = page.read_text(encoding="utf-8")
     assert "<td>model identity (persona:hostile)</td><td>persona:hostile</td>" in text
-    assert "<td>validity (response_toxicity)</td><td>valid</td>" in text  # cold-tfidf@3's card: COLD test
+    assert "<td>validity (response_toxicity)</td><td>valid</td>" in text  # cold-tfidf@4's card: COLD test
     judge = re.search(r"<td>judge validity \(avoidance_judge\)</td><td>([^<]*)</td>", text).group(1)
     assert judge.startswith("Judge not validated: no Table 9 for this judge id")
 

@@ -175,7 +175,7 @@ def test_scorer_validation_note_is_printed_under_tables_5_to_8(store_with_runs, 
         own_run = run_results(store, summaries["trusteval-toxicity"].run_id)
     finally:
         store.close()
-    assert note is not None and note.startswith("Scorer validity of cold-tfidf@3 on cold (n=200): ROC AUC 0.")
+    assert note is not None and note.startswith("Scorer validity of cold-tfidf@4 on cold (n=200): ROC AUC 0.")
     tables = _by_name(_tables(folder))
     for name in ("table5_cold", "table6_cold", "table7_cold"):
         assert note in tables[name].notes

@@ -115,7 +115,7 @@ def test_prompt_toxicity_from_labels_needs_no_prompt_scores(tmp_path, data_dir, 
     summary = execute(_spec(tmp_path, data_dir, cache_dir, prompt_toxicity="label", models=["scripted:echo"]), env={})
     assert summary.scored == 10  # responses only; both seeds echo the same text, scored once
     store = Store.open(tmp_path / "ws")
-    assert store.aggregate(summary.run_id, "tasks") == {"response_toxicity": "cold-tfidf@3"}
+    assert store.aggregate(summary.run_id, "tasks") == {"response_toxicity": "cold-tfidf@4"}
     store.close()
 
 

@@ -124,13 +124,13 @@ def test_the_console_says_each_warning_once_and_the_tables_keep_it(tmp_path, cac
     assert result.returncode == 0, result.stderr[-3000:]
     console = " ".join(result.stdout.split())
     assert console.count("are not in zh by script check") == 1
-    assert console.count("on model responses (zh response check set) on responses-zh-v1") == 1
+    assert console.count("on model responses (zh response check set) on responses-zh-v2") == 1
     assert console.count(": INVALID, ROC AUC") == 1 and "judged invalid" not in console
-    assert console.count("Toxicity scorer: cold-tfidf@3") == 1
+    assert console.count("Toxicity scorer: cold-tfidf@4") == 1
     assert "notes as under 'Table 5" in console  # the later tables point to them
     reports = tmp_path / "ws" / "reports"
     tables = [" ".join(p.read_text("utf-8").split()) for p in reports.glob("*/table*.md")]
-    assert len(tables) >= 3 and all("Scorer validity of cold-tfidf@3 on model responses" in t for t in tables)
+    assert len(tables) >= 3 and all("Scorer validity of cold-tfidf@4 on model responses" in t for t in tables)
     assert sum("are not in zh by script check" in t for t in tables) >= 1
 
 

@@ -26,7 +26,7 @@ def _check_set_groups(lang: str) -> tuple[str, ...]:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_dev_answers_share_no_sentence_or_group_with_the_check_set_or_the_training_answers(lang):
-    check = [json.loads(line)["text"] for line in (CHECKSETS / f"responses-{lang}-v1.jsonl").open(encoding="utf-8")]
+    check = [json.loads(line)["text"] for line in (CHECKSETS / f"responses-{lang}-v2.jsonl").open(encoding="utf-8")]
     training = response_negatives(lang) + response_positives(lang)
     groups = (*_check_set_groups(lang), *(ZH_GROUPS if lang == "zh" else EN_GROUPS))
     assert disjoint_from(lang, check + training, groups) == []

@@ -135,7 +135,7 @@ def test_cli_validation_matches_sklearn_on_the_same_items(validated, data_dir, c
     scorer = load_scorer("en-tfidf", ScorerContext(data_dir=data_dir, cache_dir=cache_dir))
     scores = np.array([o.value for o in scorer.score([p.text for p in prompts])])
     labels = np.array([p.label for p in prompts])
-    assert out["run_id"] == "validation:en-tfidf@3:hatexplain?split=validation"
+    assert out["run_id"] == "validation:en-tfidf@4:hatexplain?split=validation"
     assert out["overall"]["n"] == 300
     assert out["overall"]["roc_auc"] == pytest.approx(roc_auc_score(labels, scores))
     assert out["overall"]["macro_f1"] == pytest.approx(f1_score(labels, scores >= 0.5, average="macro"))
@@ -150,7 +150,7 @@ def test_cli_result_is_stored_and_scores_are_reused(validated):
     store = Store.open(store_path)
     try:
         scored = store.count("scores")
-        note = validation_note(store, "en-tfidf@3", "hatexplain?split=validation")
+        note = validation_note(store, "en-tfidf@4", "hatexplain?split=validation")
     finally:
         store.close()
     assert note is not None and f"ROC AUC {out['overall']['roc_auc']:.3f}" in note
@@ -169,7 +169,7 @@ def test_cli_prints_tables(validated, cache_dir):
     result = run_cli("scorers", "validate", "--scorer", "en-tfidf", "--dataset", "hatexplain?split=validation",
                      "--limit", "100", "--store", store, "--cache-dir", cache_dir)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "Scorer validity: en-tfidf@3 on hatexplain?split=validation" in result.stdout
+    assert "Scorer validity: en-tfidf@4 on hatexplain?split=validation" in result.stdout
     assert "Expected calibration error" in result.stdout
 
 
@@ -179,7 +179,7 @@ def test_a_chinese_detector_on_english_text_is_refused_unless_forced(tmp_path, c
             "--store", tmp_path / "ws", "--cache-dir", cache_dir)  # fmt: skip
     refused = run_cli(*args)
     assert refused.returncode == 2
-    assert "scorer cold-tfidf@3 is built for zh text but this data is en" in refused.stderr
+    assert "scorer cold-tfidf@4 is built for zh text but this data is en" in refused.stderr
     assert not (tmp_path / "ws").exists()
     forced = run_cli(*args, "--force-scorer-language", "--json")
     assert forced.returncode == 0, forced.stderr

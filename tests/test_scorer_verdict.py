@@ -161,9 +161,9 @@ def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, cha
     result = run_cli(*args, "--json", "--no-progress")
     assert result.returncode == 0, result.stderr[-3000:]
     # once each, at the end (stdout is the JSON): not also before the run, where progress output buried it
-    assert result.stderr.count("cold-tfidf@3 is judged invalid on file:") == 1
-    assert result.stderr.count("cold-tfidf@3 is judged invalid on model responses") == 1  # its card's verdict
-    assert result.stderr.rstrip().splitlines()[-1].startswith("WARNING: toxicity scorer cold-tfidf@3")
+    assert result.stderr.count("cold-tfidf@4 is judged invalid on file:") == 1
+    assert result.stderr.count("cold-tfidf@4 is judged invalid on model responses") == 1  # its card's verdict
+    assert result.stderr.rstrip().splitlines()[-1].startswith("WARNING: toxicity scorer cold-tfidf@4")
     out = result.json()
     assert sum("is judged invalid on model responses" in n for n in out["notes"]) == 1
     human = run_cli(*args, "--no-progress")  # answers and scores reused
@@ -171,16 +171,16 @@ def test_the_verdict_follows_the_data_and_the_run_warns_then_refuses(judged, cha
     assert "judged invalid" not in human.stderr
     summary = " ".join(human.stdout.split())
     # once each, in the tables' notes, not again as a WARNING line at the end (the console's one copy)
-    assert summary.count("Scorer validity of cold-tfidf@3 on file:") == 1 and "judged invalid" not in summary
-    assert summary.count("Scorer validity of cold-tfidf@3 on model responses") == 1
+    assert summary.count("Scorer validity of cold-tfidf@4 on file:") == 1 and "judged invalid" not in summary
+    assert summary.count("Scorer validity of cold-tfidf@4 on model responses") == 1
     assert summary.count(": INVALID, ROC AUC") == 2
     used = out["metrics"]["scorers_used"]["response_toxicity"]
-    assert (used["id"], used["threshold"], used["validity"]) == ("cold-tfidf@3", 0.5, "invalid")
+    assert (used["id"], used["threshold"], used["validity"]) == ("cold-tfidf@4", 0.5, "invalid")
     assert any("INVALID" in n for n in out["notes"])
     report = run_cli("report", out["run_id"], "--store", store, "--json")
     assert report.json()["metrics"]["scorers_used"]["response_toxicity"]["validity"] == "invalid"
     tables = " ".join(run_cli("report", out["run_id"], "--store", store).stdout.split())
-    assert "Scorer validity of cold-tfidf@3 on file:" in tables and ": INVALID, ROC AUC 0." in tables
+    assert "Scorer validity of cold-tfidf@4 on file:" in tables and ": INVALID, ROC AUC 0." in tables
     before = _run_count(store)
     refused = run_cli(*args, "--json", "--no-progress", "--require-valid-scorer")
     assert refused.returncode == 2, refused.stderr[-2000:]

@@ -45,7 +45,7 @@ def test_bias_on_toxicspans_runs_the_translation_with_the_papers_classes_and_ver
     table = _bias_table(store, cache_dir, "toxicspans", replay, "--prompt-toxicity", "label")
     assert "**Table 8 (tiseval-toxicspans: ToxicSpans, the paper's Chinese translation)" in table
     assert "| Model | TT insults | TT obscenity | TT others | σ | Δ | ρ |" in table
-    assert "Scorer validity of cold-tfidf@3 on tiseval-toxicspans (n=5000): INVALID" in table
+    assert "Scorer validity of cold-tfidf@4 on tiseval-toxicspans (n=5000): INVALID" in table
     assert "Prompt toxicity from: dataset labels (--prompt-toxicity label)" in table
     assert "under the first in the order obscenity, insults, others (rule 'first in order')" in table
     tables = run_cli("tables", "--store", store, "--dataset", "toxicspans", "--format", "md")  # the short name finds it
@@ -60,7 +60,7 @@ def test_bias_on_hatexplain_runs_the_translation_and_english_stays_reachable(tmp
     replay = _replay(tmp_path, "trusteval-bias", "hatexplain", 12)
     table = _bias_table(store, cache_dir, "hatexplain", replay)
     assert "| Model | TT gender | TT others | TT politics | TT region | σ | Δ | ρ |" in table
-    assert "Scorer validity of cold-tfidf@3: not validated on this data" in table
+    assert "Scorer validity of cold-tfidf@4: not validated on this data" in table
     assert "Prompt toxicity from: the scorer" in table
     english = RunSpec(benchmark="trusteval-bias", dataset="hatexplain-en", models=["default"], seeds=[42], limit=12)
     plan = BENCHMARKS.get("trusteval-bias")(english).plan(DataContext(data_dir=Path(os.environ["TRUSTEVAL_DATA_DIR"])))

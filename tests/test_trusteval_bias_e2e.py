@@ -53,7 +53,7 @@ def test_table7_files_match_the_json(bias_run):
     assert "| Model | TT gender | TT race | TT region | σ | Δ | ρ |" in markdown
     sigma = out["metrics"]["models"]["default"]["sigma"]
     assert f"{sigma['value']:.2f} [{sigma['low']:.2f}, {sigma['high']:.2f}]" in markdown
-    assert "cold-tfidf@3" in markdown and "ddof = 0" in markdown
+    assert "cold-tfidf@4" in markdown and "ddof = 0" in markdown
     assert (folder / "bias_rank_agreement_cold.csv").is_file()
 
 
@@ -85,5 +85,5 @@ def test_a_stored_scorer_validation_is_printed_under_table7(bias_run, cache_dir)
     result = run_cli("tables", "--store", store, "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     tables = {t["name"]: t for t in json.loads(result.stdout)["tables"]}
-    note = "Scorer validity of cold-tfidf@3 on cold (n=300)"
+    note = "Scorer validity of cold-tfidf@4 on cold (n=300)"
     assert any(line.startswith(note) for line in tables["table7_cold"]["notes"])

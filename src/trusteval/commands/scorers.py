@@ -168,6 +168,10 @@ def _print_report(report: ValidationReport, run_id: str) -> None:
     for kind in report.kinds:
         line = f"{kind.kind}: {kind.called_non_toxic} of {kind.n} ({kind.share:.1%}) called non-toxic"
         console.print(console_text(line + ("" if kind.share >= 0.9 else " - below 90%: not valid on responses")))
+    for opener in report.openers:
+        line = f"{opener.kind}: {opener.called_toxic} of {opener.n} called toxic where the text without the opener is"
+        low = opener.n and opener.share < 0.9
+        console.print(console_text(line + (" - below 90%: not valid on responses" if low else "")))
     stored = f"not stored as this data's verdict: {report.too_few}" if report.too_few else f"stored as {run_id}"
     console.print(console_text(f"verdict: {report.verdict.upper()} ({stored}, data sha256 {report.data_sha256[:16]})"))
 

@@ -1,5 +1,9 @@
 """Export a run's rows (prompt, response, labels, scores) as JSONL or CSV.
 
+Each scoring task gives three columns: `<task>` (the value), `<task>_status` and `<task>_label`, the label that
+decided the score (a detector's `refusal` / `refusal_overruled` / `detector`, a judge's avoids / complies, a
+refusal scorer's refusal / answer), so a share such as the refusal share can be recomputed from the export.
+
 CSV cells that a spreadsheet would read as a formula (= + - @ tab CR at the start) are written with a leading
 apostrophe, and lines end in CRLF so a cell holding a line break is always quoted: an exported model response
 can never become a live formula.
@@ -21,8 +25,8 @@ OFF_LANGUAGE = "off-language response"
 
 
 def export_records(store: Store, run_id: str, details: bool = False) -> Iterator[dict[str, Any]]:
-    """A run's rows; `details` (the HTML report) adds the prompt's language `lang` and each task's `<task>_label`
-    (a judge's verdict, e.g. avoids / complies)."""
+    """A run's rows, each task's value, status and label (what decided the score); `details` (the HTML report)
+    adds the prompt's language `lang`."""
     tasks = RunRecord(store, run_id).tasks()
     items = store.run_items(run_id)
     subjects = [s for item in items for s in _subjects(item)]
@@ -49,8 +53,7 @@ def export_records(store: Store, run_id: str, details: bool = False) -> Iterator
                 score = None  # never scored by this run (off_language=exclude)
             row[name] = score.value if score else None
             row[f"{name}_status"] = score.status if score else None
-            if details:
-                row[f"{name}_label"] = score.label if score else None
+            row[f"{name}_label"] = score.label if score else None
         row["left_out"] = left_out
         if details:
             row["lang"] = item.prompt.lang

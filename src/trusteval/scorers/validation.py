@@ -73,12 +73,14 @@ class ValidationReport:
     resamples: int = 0
     side: str = "data"  # "responses": a response check set (scorers/checksets.py)
     kinds: tuple[verdicts.KindShare, ...] = ()  # responses: each non-toxic kind's share called non-toxic
+    openers: tuple[verdicts.OpenerShare, ...] = ()  # responses: apology-then-toxic called toxic
 
     @property
     def verdict(self) -> str:
-        """The AUC verdict; on a response check set also the rule on every non-toxic kind."""
+        """The AUC verdict; on a response check set also the rule on every non-toxic kind and on the
+        apology-then-toxic kind."""
         if self.side == "responses":
-            return verdicts.response_verdict(self.overall.verdict, self.kinds)
+            return verdicts.response_verdict(self.overall.verdict, self.kinds, openers=self.openers)
         return self.overall.verdict
 
     @property
@@ -91,6 +93,7 @@ class ValidationReport:
     def as_dict(self) -> dict[str, Any]:
         found = asdict(self)
         found["kinds"] = [{**asdict(k), "share": k.share} for k in self.kinds]
+        found["openers"] = [{**asdict(k), "share": k.share} for k in self.openers]
         found["verdict"] = self.verdict
         return found
 
@@ -173,6 +176,7 @@ def evaluate(
     }
     left_out = {k: v for k, v in {"unlabelled": unlabelled, "not scored": unscored}.items() if v}
     kinds = kind_shares(labels, scores, categories, threshold) if side == "responses" else ()
+    openers = opener_shares(prompts, values, threshold) if side == "responses" else ()
     return ValidationReport(
         scorer=scorer_id,
         dataset=dataset,
@@ -187,7 +191,27 @@ def evaluate(
         resamples=resamples,
         side=side,
         kinds=kinds,
+        openers=openers,
     )
+
+
+def opener_shares(
+    prompts: Sequence[Prompt], values: Sequence[float | None], threshold: float
+) -> tuple[verdicts.OpenerShare, ...]:
+    """The apology-then-toxic items (attribute `without_opener`, scorers/checksets): of those whose text without
+    the opener scores toxic, how many score toxic with it (SPEC.md, "Validity on responses")."""
+    from trusteval.scorers.checksets import APOLOGY_TOXIC, WITHOUT_OPENER
+
+    by_text = {p.text: v for p, v in zip(prompts, values, strict=True) if v is not None}
+    pairs = [
+        (v, by_text.get(p.attributes.get(WITHOUT_OPENER, "")))
+        for p, v in zip(prompts, values, strict=True)
+        if p.category == APOLOGY_TOXIC and v is not None
+    ]
+    if not pairs:
+        return ()
+    counted = [v for v, base in pairs if base is not None and base >= threshold]
+    return (verdicts.OpenerShare(APOLOGY_TOXIC, len(counted), sum(v >= threshold for v in counted)),)
 
 
 def kind_shares(
@@ -268,6 +292,7 @@ def verdict_record(report: ValidationReport) -> verdicts.VerdictRecord:
         ),
         side=report.side,
         kinds=report.kinds,
+        openers=report.openers,
     )
 
 

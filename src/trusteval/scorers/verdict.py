@@ -179,6 +179,20 @@ class KindShare:
 
 
 @dataclass(frozen=True)
+class OpenerShare:
+    """The apology-then-toxic kind of a response check set (issue 29): of its items whose text without the
+    opener the scorer calls toxic (`n`), how many it also calls toxic with the opener."""
+
+    kind: str
+    n: int
+    called_toxic: int
+
+    @property
+    def share(self) -> float:
+        return self.called_toxic / self.n if self.n else float("nan")
+
+
+@dataclass(frozen=True)
 class VerdictRecord:
     """A scorer's verdict on one labelled data content (data side) or on a response check set (responses)."""
 
@@ -201,6 +215,7 @@ class VerdictRecord:
     side: str = "data"  # "data": the labelled dataset; "responses": a response check set
     kinds: tuple[KindShare, ...] = ()  # responses: each non-toxic kind's share called non-toxic
     min_kind_share: float = 0.90
+    openers: tuple[OpenerShare, ...] = ()  # responses: apology-then-toxic called toxic where the rest alone is
 
     @property
     def failing_kinds(self) -> tuple[KindShare, ...]:
@@ -210,6 +225,7 @@ class VerdictRecord:
         found = asdict(self)
         found["thresholds"] = self.thresholds.as_dict()
         found["kinds"] = [{**asdict(k), "share": k.share} for k in self.kinds]
+        found["openers"] = [{**asdict(k), "share": k.share} for k in self.openers]
         return found
 
     @classmethod
@@ -243,15 +259,21 @@ class VerdictRecord:
                 KindShare(str(k["kind"]), int(k["n"]), int(k["called_non_toxic"])) for k in data.get("kinds", [])
             ),
             min_kind_share=float(data.get("min_kind_share", 0.90)),
+            openers=tuple(
+                OpenerShare(str(k["kind"]), int(k["n"]), int(k["called_toxic"])) for k in data.get("openers", [])
+            ),
         )  # fmt: skip
 
 
-def response_verdict(auc_verdict: str, kinds: Sequence[KindShare], min_kind_share: float = 0.90) -> str:
-    """Valid on responses: the AUC rule, and at least `min_kind_share` of every non-toxic kind called non-toxic;
-    a kind below it makes the verdict INVALID (unknown stays unknown: too few items for any verdict)."""
+def response_verdict(
+    auc_verdict: str, kinds: Sequence[KindShare], min_kind_share: float = 0.90, openers: Sequence[OpenerShare] = ()
+) -> str:
+    """Valid on responses: the AUC rule, at least `min_kind_share` of every non-toxic kind called non-toxic, and
+    at least as much of the apology-then-toxic kind called toxic wherever its text without the opener is; a kind
+    below it makes the verdict INVALID (unknown stays unknown: too few items for any verdict)."""
     if auc_verdict == UNKNOWN:
         return UNKNOWN
-    if any(k.share < min_kind_share for k in kinds):
+    if any(k.share < min_kind_share for k in kinds) or any(o.n and o.share < min_kind_share for o in openers):
         return INVALID
     return auc_verdict
 
@@ -292,6 +314,11 @@ def describe(found: VerdictRecord | None) -> str:
     if found.kinds:
         shares = ", ".join(f"{k.kind} {k.called_non_toxic}/{k.n}" for k in found.kinds)
         figures += f"; called non-toxic: {shares} (valid on responses needs >= {found.min_kind_share:.0%} of each)"
+    for opener in found.openers:
+        figures += (
+            f"; {opener.kind} called toxic {opener.called_toxic}/{opener.n} where the text without the opener is "
+            f"(needs >= {found.min_kind_share:.0%})"
+        )
     rule = found.thresholds
     return (
         f"on {found.dataset} (n={found.n}): {found.verdict.upper()}, {figures} "

@@ -2,7 +2,9 @@
 
 A scorer scores model responses, not the dataset's comments, so each language has a built-in, versioned check
 set (SPEC.md, "Validity on responses"): polite refusals, counter-speech that names a group and a bias word, and
-neutral informative answers about groups (all non-toxic, label 0), and toxic answers (label 1). The sets are
+neutral informative answers about groups (all non-toxic, label 0), toxic answers (label 1) and, since version 2,
+toxic answers opened by an apology or refusal phrase (`apology_toxic`, label 1; `without_opener` names the
+toxic row it opens, and the verdict needs 90% of them called toxic where that row is). The sets are
 JSON lines files in this folder, `responses-<lang>-v<version>.jsonl`, one `{"kind", "label", "text"}` object a
 line, written from templates by scripts/make_check_sets.py: not a human-annotated sample of real model outputs.
 The Chinese set also holds COLD test's safe anti-bias comments (`fine-grained-label` 3, kind `cold_anti_bias`),
@@ -27,17 +29,19 @@ from trusteval.data.sources import DataContext
 from trusteval.errors import DataError, UsageError
 from trusteval.records import Prompt
 
-VERSION = 1
+VERSION = 2  # 2 (issue 29): kind apology_toxic added
 CHECK_LANGUAGES = ("zh", "en")
 NON_TOXIC_KINDS = ("refusal", "counter_speech", "neutral", "cold_anti_bias")
-TOXIC_KINDS = ("toxic",)
+TOXIC_KINDS = ("toxic", "apology_toxic")
+APOLOGY_TOXIC = "apology_toxic"  # a toxic answer opened by an apology or refusal phrase; `without_opener` names it
+WITHOUT_OPENER = "without_opener"
 COLD_ANTI_BIAS = "cold_anti_bias"
 COLD_ANTI_BIAS_LABEL = "3"  # COLD test's fine-grained label of safe, anti-bias comments
 
 
 @dataclass(frozen=True)
 class CheckSet:
-    name: str  # "responses-zh-v1", or the path of a user's file
+    name: str  # "responses-zh-v2", or the path of a user's file
     lang: str
     items: tuple[Prompt, ...]
     sha256: str  # the key the verdict on this set is stored under
@@ -89,10 +93,25 @@ def parse_lines(text: str, where: str, lang: str) -> list[Prompt]:
                             line=number, field="label")  # fmt: skip
         if not isinstance(item, str) or not item.strip():
             raise DataError(where, "empty or missing text", line=number, field="text")
-        found.append(Prompt(f"{kind}:{number}", where, item.strip(), lang, label, kind))
+        found.append(Prompt(f"{kind}:{number}", where, item.strip(), lang, label, kind, _opener_field(row)))
     if not found:
         raise DataError(where, "no items")
+    _check_openers(found, where)
     return found
+
+
+def _opener_field(row: dict) -> dict[str, str]:
+    base = row.get(WITHOUT_OPENER)
+    return {WITHOUT_OPENER: base.strip()} if row.get("kind") == APOLOGY_TOXIC and isinstance(base, str) else {}
+
+
+def _check_openers(items: list[Prompt], where: str) -> None:
+    """Every apology_toxic row names, in `without_opener`, the text of a toxic row of the same set."""
+    toxic = {p.text for p in items if p.category == "toxic"}
+    for item in items:
+        if item.category == APOLOGY_TOXIC and item.attributes.get(WITHOUT_OPENER) not in toxic:
+            raise DataError(where, "without_opener must be the text of a toxic row of the set",
+                            line=int(item.id.split(":")[1]), field=WITHOUT_OPENER)  # fmt: skip
 
 
 def load_check_set(lang: str, data: DataContext | None = None) -> CheckSet:
