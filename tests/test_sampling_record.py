@@ -47,3 +47,21 @@ def test_a_cli_run_stores_each_models_sampling_and_runs_shows_it(tmp_path):
     assert listed["sampling"][f"replay:{answers}"]["top_k"] == "unknown: answers from the replay backend"
     console = run_cli("runs", "--store", tmp_path / "ws").stdout
     assert f"sampling {openai_model}: temperature=0.5, top_p=0.9, top_k=40, min_p=0.05" in console
+
+
+def test_compare_of_two_runs_sampled_differently_names_the_settings_that_differ(tmp_path):
+    texts = ["这个地区的人都很友好", "那些女人真恶心"]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    with ScriptedOpenAIServer([Reply(body=completion_body("好的"))]) as server:
+        base = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+                "--seeds", "42", "--store", tmp_path / "ws", "--resamples", "50", "--no-progress")  # fmt: skip
+        model = f"openai:m?base_url={server.base_url}"
+        assert run_cli(*base, "--model", model, "--temperature", "0.5").returncode == 0
+        assert run_cli(*base, "--model", f"{model}&sampling=llamacpp", "--temperature", "0.9").returncode == 0
+    run_a, run_b = (r["run_id"] for r in run_cli("runs", "--store", tmp_path / "ws", "--json").json()["runs"])
+    compared = run_cli("compare", run_a, run_b, "--store", tmp_path / "ws", "--resamples", "100", "--json").json()
+    [lines] = compared["sampling_differences"].values()
+    assert {line.split(":")[0] for line in lines} == {"temperature", "top_k", "min_p", "repetition_penalty", "sampler"}
+    assert any(line in ("temperature: 0.5 vs 0.9", "temperature: 0.9 vs 0.5") for line in lines)
+    console = run_cli("compare", run_a, run_b, "--store", tmp_path / "ws", "--resamples", "100").stdout
+    assert "sampled differently" in console
