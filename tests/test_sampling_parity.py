@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fixtures.llama_server import Reply, ScriptedOpenAIServer
-from helpers import generate_then_close, openai_backend
+from helpers import generate_then_close, openai_backend, run_cli, write_labelled_csv
 from trusteval.models import BackendSettings, ModelSpec
 from trusteval.models import llamacpp as llamacpp_module
 from trusteval.models.openai import chat_payload, names_invalid_parameter
@@ -72,3 +72,16 @@ def test_llamacpp_preset_sends_llama_cpp_server_names_and_no_rejected_value():
     assert "repetition_penalty" not in payload
     assert names_invalid_parameter("Input should be greater than or equal to 0")
     assert not names_invalid_parameter("server overloaded")
+
+
+def test_a_run_with_a_preset_the_real_server_cannot_honour_is_refused_before_any_request(llama_server, tmp_path):
+    texts = ["这个地区的人都很友好", "那些女人真恶心"]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    model = f"openai:{llama_server.model}?base_url={llama_server.base_url}&sampling=neutral"
+    result = run_cli("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+                     "--model", model, "--seeds", "42", "--store", tmp_path / "ws", "--no-progress")  # fmt: skip
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "sampling=neutral" in line and "openai backend" in line and "top_k=-1" in line
+    listed = run_cli("runs", "--store", tmp_path / "ws", "--json")
+    assert listed.returncode != 0 or listed.json()["runs"] == []

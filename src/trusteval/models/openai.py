@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from trusteval.errors import BackendError
+from trusteval.errors import BackendError, UsageError
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
 from trusteval.models.http_retry import DeadlineExceeded, backoff_delay, parse_retry_after, within_deadline
@@ -441,10 +441,44 @@ def create(spec: ModelSpec, settings: BackendSettings) -> OpenAIBackend:
     return OpenAIBackend(spec, config, build_replicas(config))
 
 
+# `GET /models` names the server in `owned_by`: llama-cpp-python's "me", llama.cpp's C++ server "llamacpp",
+# vLLM "vllm", SGLang "sglang". A preset such a server cannot honour is refused before any request.
+SERVER_OWNERS = {"me": "llamacpp", "llamacpp": "llamacpp", "vllm": "vllm", "sglang": "sglang"}
+UNHONOURED = {
+    ("neutral", "llamacpp"): "llama.cpp's server rejects top_k=-1, ignores repetition_penalty; use sampling=llamacpp",
+    ("llamacpp", "vllm"): "vLLM ignores repeat_penalty and samples in another order; use sampling=neutral",
+    ("llamacpp", "sglang"): "SGLang ignores repeat_penalty and samples in another order; use sampling=neutral",
+}
+
+
+async def server_kind(replica: Replica) -> str | None:
+    """'llamacpp', 'vllm' or 'sglang' from the replica's `GET /models` (`owned_by`), else None."""
+    try:
+        response = await within_deadline(replica.clients[0].get(f"{replica.base_url}/models"), PROBE_TIMEOUT_S)
+        models = response.json().get("data") or []
+    except Exception:  # not readable: the server's kind is unknown, nothing is refused
+        return None
+    owners = {m.get("owned_by") for m in models if isinstance(m, dict)}
+    return next((SERVER_OWNERS[o] for o in sorted(owners, key=str) if o in SERVER_OWNERS), None)
+
+
+async def check_preset(spec: ModelSpec, backend: OpenAIBackend) -> None:
+    """Refuse (UsageError, exit 2) a sampling preset the server named by `GET /models` cannot honour."""
+    preset = backend.config.sampling
+    if preset == "standard":
+        return
+    for replica in backend.pool.replicas:
+        why = UNHONOURED.get((preset, await server_kind(replica) or ""))
+        if why:
+            raise UsageError(f"spec '{spec.shown}': option sampling={preset} cannot be honoured by the openai "
+                             f"backend's server at {replica.public_url}: {why}")  # fmt: skip
+
+
 async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
-    """Before a run writes anything: options valid, API key present, server answering."""
+    """Before a run writes anything: options valid, API key present, server answering, preset honoured."""
     backend = create(spec, settings)
     try:
         await backend.probe()
+        await check_preset(spec, backend)
     finally:
         await backend.aclose()
