@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from fixtures.llama_server import Reply, ScriptedOpenAIServer, completion_body
 from helpers import run_cli, write_labelled_csv, write_replay_answers
 from trusteval.models.base import ModelSpec
@@ -65,3 +67,19 @@ def test_compare_of_two_runs_sampled_differently_names_the_settings_that_differ(
     assert any(line in ("temperature: 0.5 vs 0.9", "temperature: 0.9 vs 0.5") for line in lines)
     console = run_cli("compare", run_a, run_b, "--store", tmp_path / "ws", "--resamples", "100").stdout
     assert "sampled differently" in console
+
+
+def test_export_and_the_html_header_show_each_rows_sampling(tmp_path):
+    texts = ["这个地区的人都很友好", "那些女人真恶心"]
+    data = write_labelled_csv(tmp_path / "data.csv", texts)
+    with ScriptedOpenAIServer([Reply(body=completion_body("好的"))]) as server:
+        model = f"openai:m?base_url={server.base_url}&sampling=llamacpp"
+        run = ("run", "--benchmark", "trusteval-toxicity", "--dataset", f"file:{data}?lang=zh&category=category",
+               "--model", model, "--seeds", "42", "--store", tmp_path / "ws", "--resamples", "50",
+               "--no-progress")  # fmt: skip
+        assert run_cli(*run).returncode == 0
+    rows = [json.loads(line) for line in run_cli("export", "--store", tmp_path / "ws").stdout.splitlines()]
+    assert len(rows) == 2
+    assert all(row["sampling"].startswith("temperature=0.7, top_p=0.9, top_k=40, min_p=0.05") for row in rows)
+    assert run_cli("report", "--store", tmp_path / "ws", "--html", tmp_path / "r.html").returncode == 0
+    assert "top_k=40, min_p=0.05" in (tmp_path / "r.html").read_text(encoding="utf-8")
