@@ -20,8 +20,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from trusteval.commands.common import open_store
+    from trusteval.models.sampling import one_line as settings_line
     from trusteval.report.unpinned import unpinned_files
     from trusteval.store.run_owner import run_status
+    from trusteval.store.run_record import RunRecord
 
     store, folder = open_store(args.store)
     try:
@@ -32,6 +34,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 "models": models.get(run["run_id"], []),
                 "status": run_status(store, run["run_id"], run["status"]),
                 "unpinned_data": bool(unpinned_files(store.aggregate(run["run_id"], "data"))),
+                "sampling": RunRecord(store, run["run_id"]).sampling(),
             }
             for run in store.runs()
         ]
@@ -45,4 +48,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
                   f"{run['items']} items")  # fmt: skip
         fields += ("unpinned data (--allow-unpinned-data)",) if run["unpinned_data"] else ()
         print("\t".join(one_line(str(f)) for f in fields))
+        for model, described in run["sampling"].items():
+            print("  " + one_line(f"sampling {model}: {settings_line(described)}"))
     return 0

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from trusteval.errors import BackendError
+from trusteval.errors import BackendError, UsageError
 from trusteval.models.base import BackendSettings, ModelSpec
 from trusteval.models.chat_answers import Rejected, excerpt, read_completion
 from trusteval.models.http_retry import DeadlineExceeded, backoff_delay, parse_retry_after, within_deadline
@@ -79,12 +79,28 @@ STANDARD_SAMPLING: dict[str, Any] = {"n": 1, "presence_penalty": 0.0, "frequency
 # Knobs outside the OpenAI API (vLLM and SGLang read them; hosted APIs refuse them): sent only with
 # `sampling=neutral`, at the values that turn them off, which is how the hf and llamacpp backends sample.
 NEUTRAL_EXTRAS: dict[str, Any] = {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
+# `sampling=llamacpp`: llama.cpp's server under the names it reads (llama_cpp/server/types.py:
+# CreateChatCompletionRequest has top_k >= 0, min_p, repeat_penalty, no typical_p and no repetition_penalty),
+# at the values the in-process llamacpp backend samples with (Llama.create_chat_completion's defaults; the server's
+# own repeat_penalty default is 1.1), so the same GGUF and seed give the same answers served and in process.
+LLAMACPP_EXTRAS: dict[str, Any] = {"top_k": 40, "min_p": 0.05, "repeat_penalty": 1.0}
+PRESET_EXTRAS: dict[str, dict[str, Any]] = {"standard": {}, "neutral": NEUTRAL_EXTRAS, "llamacpp": LLAMACPP_EXTRAS}
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 # Statuses that say the replica itself is failing (not the request, not a rate limit): its requests fail over.
 REPLICA_FAULT_STATUSES = frozenset({500, 502, 503, 504})
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 KEY_REFUSED_STATUSES = frozenset({401, 403})
 PROBE_TIMEOUT_S = 5.0
+# What servers say when a request parameter is invalid (llama.cpp's server answers a failed pydantic check with
+# HTTP 500, "Input should be greater than or equal to 0"; OpenAI: "Unrecognized request argument supplied"; vLLM
+# and SGLang: 400 with "validation error"): the same on every retry and every replica, so never retried.
+INVALID_PARAMETER_MARKS = (
+    "input should be",
+    "validation error",
+    "unrecognized request argument",
+    "extra inputs are not permitted",
+    "invalid_request_error",
+)
 CONNECTIONS_PER_CLIENT = 16
 
 
@@ -158,8 +174,9 @@ def connection_failure(exc: BaseException) -> str:
 
 
 def chat_payload(model: str, request: Request, sampling: str = "standard") -> dict[str, Any]:
-    """The request body: every sampling parameter trusteval controls, and with `sampling=neutral` the server
-    extensions (top_k, min_p, repetition_penalty) switched off."""
+    """The request body: every sampling parameter trusteval controls, and the preset's server extensions
+    (`sampling=neutral`: vLLM/SGLang's top_k, min_p, repetition_penalty switched off; `sampling=llamacpp`:
+    llama.cpp server's top_k, min_p, repeat_penalty at the in-process llamacpp backend's values)."""
     return {
         "model": model,
         "messages": request.chat(),
@@ -168,28 +185,33 @@ def chat_payload(model: str, request: Request, sampling: str = "standard") -> di
         "max_tokens": request.params.max_new_tokens,
         "seed": request.seed,
         **STANDARD_SAMPLING,
-        **(NEUTRAL_EXTRAS if sampling == "neutral" else {}),
+        **PRESET_EXTRAS[sampling],
     }
+
+
+def names_invalid_parameter(body: str) -> bool:
+    """Whether an error body says a request parameter is invalid (INVALID_PARAMETER_MARKS)."""
+    lowered = body[:4000].lower()
+    return any(mark in lowered for mark in INVALID_PARAMETER_MARKS)
 
 
 def sampling_settings(sampling: str) -> dict[str, Any]:
     """What the model's sampling is made of: sent (with values) and left to the server."""
-    if sampling == "neutral":
-        return {"sent": ["temperature", "top_p", "max_tokens", "seed", *STANDARD_SAMPLING, *NEUTRAL_EXTRAS],
-                "server_defaults": []}  # fmt: skip
-    return {"sent": ["temperature", "top_p", "max_tokens", "seed", *STANDARD_SAMPLING],
-            "server_defaults": list(NEUTRAL_EXTRAS)}  # fmt: skip
+    sent = ["temperature", "top_p", "max_tokens", "seed", *STANDARD_SAMPLING, *PRESET_EXTRAS[sampling]]
+    server_defaults = {"standard": list(NEUTRAL_EXTRAS), "neutral": [], "llamacpp": ["typical_p"]}[sampling]
+    return {"sent": sent, "server_defaults": server_defaults}
 
 
 def sampling_note(spec: ModelSpec) -> str | None:
     """The run note for a model whose top_k, min_p and repetition_penalty are the server's (no sampling=neutral)."""
-    if spec.options.get("sampling", "standard") == "neutral":
+    if spec.options.get("sampling", "standard") != "standard":
         return None
     return (
         f"{spec.shown}: top_k, min_p and repetition_penalty are not sent (not in the OpenAI API): the server's "
         "defaults apply (vLLM without --generation-config vllm takes them from the model's generation_config.json, "
         "which the hf and llamacpp backends do not); add ?sampling=neutral to send top_k=-1, min_p=0, "
-        "repetition_penalty=1 (vLLM, SGLang; hosted APIs refuse them)"
+        "repetition_penalty=1 (vLLM, SGLang; hosted APIs refuse them), or ?sampling=llamacpp on llama.cpp's server "
+        "(top_k=40, min_p=0.05, repeat_penalty=1, as the llamacpp backend samples)"
     )
 
 
@@ -335,6 +357,8 @@ class OpenAIBackend:
             reason = f"HTTP {status} from {url}: {self._key_hint()}; server said {said}"
         elif status == 404:
             reason += f" (check the model name '{self.config.model}' and base_url)"
+        if names_invalid_parameter(response.text):
+            return Attempt(reason=f"{reason} (a request parameter is invalid for this server: not retried)")
         retry_after = None
         if status in RETRY_AFTER_STATUSES:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -417,10 +441,44 @@ def create(spec: ModelSpec, settings: BackendSettings) -> OpenAIBackend:
     return OpenAIBackend(spec, config, build_replicas(config))
 
 
+# `GET /models` names the server in `owned_by`: llama-cpp-python's "me", llama.cpp's C++ server "llamacpp",
+# vLLM "vllm", SGLang "sglang". A preset such a server cannot honour is refused before any request.
+SERVER_OWNERS = {"me": "llamacpp", "llamacpp": "llamacpp", "vllm": "vllm", "sglang": "sglang"}
+UNHONOURED = {
+    ("neutral", "llamacpp"): "llama.cpp's server rejects top_k=-1, ignores repetition_penalty; use sampling=llamacpp",
+    ("llamacpp", "vllm"): "vLLM ignores repeat_penalty and samples in another order; use sampling=neutral",
+    ("llamacpp", "sglang"): "SGLang ignores repeat_penalty and samples in another order; use sampling=neutral",
+}
+
+
+async def server_kind(replica: Replica) -> str | None:
+    """'llamacpp', 'vllm' or 'sglang' from the replica's `GET /models` (`owned_by`), else None."""
+    try:
+        response = await within_deadline(replica.clients[0].get(f"{replica.base_url}/models"), PROBE_TIMEOUT_S)
+        models = response.json().get("data") or []
+    except Exception:  # not readable: the server's kind is unknown, nothing is refused
+        return None
+    owners = {m.get("owned_by") for m in models if isinstance(m, dict)}
+    return next((SERVER_OWNERS[o] for o in sorted(owners, key=str) if o in SERVER_OWNERS), None)
+
+
+async def check_preset(spec: ModelSpec, backend: OpenAIBackend) -> None:
+    """Refuse (UsageError, exit 2) a sampling preset the server named by `GET /models` cannot honour."""
+    preset = backend.config.sampling
+    if preset == "standard":
+        return
+    for replica in backend.pool.replicas:
+        why = UNHONOURED.get((preset, await server_kind(replica) or ""))
+        if why:
+            raise UsageError(f"spec '{spec.shown}': option sampling={preset} cannot be honoured by the openai "
+                             f"backend's server at {replica.public_url}: {why}")  # fmt: skip
+
+
 async def preflight(spec: ModelSpec, settings: BackendSettings) -> None:
-    """Before a run writes anything: options valid, API key present, server answering."""
+    """Before a run writes anything: options valid, API key present, server answering, preset honoured."""
     backend = create(spec, settings)
     try:
         await backend.probe()
+        await check_preset(spec, backend)
     finally:
         await backend.aclose()

@@ -120,10 +120,11 @@ class Options(PluginOptions):
     )
     backoff_base: float = Field(0.5, ge=0, description="first retry delay in seconds, doubled per retry")
     backoff_max: float = Field(30.0, ge=0, description="longest retry delay in seconds")
-    sampling: Literal["standard", "neutral"] = Field(
+    sampling: Literal["standard", "neutral", "llamacpp"] = Field(
         "standard",
         description="neutral: also send top_k=-1, min_p=0, repetition_penalty=1 (vLLM, SGLang), as the hf backend "
-        "samples; standard: only OpenAI API parameters, the rest is the server's default (part of the identity)",
+        "samples; llamacpp: top_k=40, min_p=0.05, repeat_penalty=1 under llama.cpp server's names, as the llamacpp "
+        "backend samples; standard: only OpenAI API parameters, the rest is the server default (part of the identity)",
     )
 
 

@@ -240,7 +240,20 @@ def record_run(
         models=model_identities(plan.items),  # what `trusteval tables` keys rows by
         data=data,
         shard=spec.shard,
+        sampling=run_sampling(spec),
     )
+
+
+def run_sampling(spec: RunSpec) -> dict[str, dict[str, Any]]:
+    """Each model's sampling description (trusteval.models.sampling), keyed by the spec as written."""
+    from trusteval.models.sampling import sampling_description
+
+    return {
+        model: sampling_description(
+            ModelSpec.parse(model), spec.temperature, spec.top_p, spec.max_new_tokens, spec.seeds
+        )
+        for model in spec.models
+    }
 
 
 class ItemRows:

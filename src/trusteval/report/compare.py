@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ class Comparison:
     run_b: str
     pairs: dict[str, str]  # model in A -> model in B
     rows: list[tuple[str, Difference]]
+    sampling: dict[str, list[str]] = field(default_factory=dict)  # "A vs B" -> settings sampled differently
 
     def table(self) -> Table:
         def interval(d: Difference) -> str:
@@ -48,12 +49,14 @@ class Comparison:
             "model answered, two-sided, pooled standard error (the test `trusteval tables` prints for the same "
             "two rates), unpooled Wald interval. Test 'z from intervals': normal approximation from each run's "
             "95% interval (runs taken as independent). No correction for the number of metrics.",
+            *(f"sampled differently, {pair}: {'; '.join(lines)}" for pair, lines in self.sampling.items() if lines),
         )
         return Table("compare", f"Run {self.run_b} against run {self.run_a}", COLUMNS, rows, notes, digits=3)
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_a": self.run_a, "run_b": self.run_b, "pairs": self.pairs,
-                "metrics": [{"metric": name, **d.__dict__} for name, d in self.rows]}  # fmt: skip
+                "metrics": [{"metric": name, **d.__dict__} for name, d in self.rows],
+                "sampling_differences": self.sampling}  # fmt: skip
 
 
 SETTINGS = frozenset({"scorers_used", "threshold"})
@@ -218,4 +221,18 @@ def compare_runs(store: Store, run_a: str, run_b: str, resamples: int = 2000) ->
     rows += stored_rows(run_results(store, run_a).metrics, run_results(store, run_b).metrics, pairs, answered)
     if not rows:
         raise UsageError(f"runs {run_a} and {run_b} share no metric (different benchmarks?)")
-    return Comparison(run_a, run_b, pairs, rows)
+    return Comparison(run_a, run_b, pairs, rows, sampled_differently(store, run_a, run_b, pairs))
+
+
+def sampled_differently(store: Store, run_a: str, run_b: str, pairs: Mapping[str, str]) -> dict[str, list[str]]:
+    """For each model pair, the sampling settings (stored with each run) that differ; runs stored before sampling
+    was recorded give none."""
+    from trusteval.models.sampling import sampling_differences
+    from trusteval.store.run_record import RunRecord
+
+    sampling_a, sampling_b = RunRecord(store, run_a).sampling(), RunRecord(store, run_b).sampling()
+    return {
+        f"{a} (A) vs {b} (B)": sampling_differences(sampling_a[a], sampling_b[b])
+        for a, b in pairs.items()
+        if a in sampling_a and b in sampling_b
+    }

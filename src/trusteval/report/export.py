@@ -32,6 +32,7 @@ def export_records(store: Store, run_id: str, details: bool = False) -> Iterator
     subjects = [s for item in items for s in _subjects(item)]
     scores = {name: store.scores(scorer_id, subjects) for name, scorer_id in tasks.items()}
     reasons = left_out_reasons(store, run_id, items, tasks)
+    sampling = sampling_by_model(store, run_id)
     for item in items:
         left_out = reasons.get(item.request_key) or ("generation failed" if item.response is None else None)
         row: dict[str, Any] = {
@@ -55,9 +56,23 @@ def export_records(store: Store, run_id: str, details: bool = False) -> Iterator
             row[f"{name}_status"] = score.status if score else None
             row[f"{name}_label"] = score.label if score else None
         row["left_out"] = left_out
+        row["sampling"] = sampling.get(item.model, "")
         if details:
             row["lang"] = item.prompt.lang
         yield row
+
+
+def sampling_by_model(store: Store, run_id: str) -> dict[str, str]:
+    """Each model's stored sampling settings on one line, by the model as rows name it (its spec and its identity);
+    empty for a run stored before sampling was recorded."""
+    from trusteval.models.sampling import one_line
+
+    record = RunRecord(store, run_id)
+    identities = record.models() or {}
+    lines: dict[str, str] = {}
+    for model, described in record.sampling().items():
+        lines[model] = lines[identities.get(model, model)] = one_line(described)
+    return lines
 
 
 def left_out_reasons(store: Store, run_id: str, items: Sequence[RunItem], tasks: dict[str, str]) -> dict[str, str]:

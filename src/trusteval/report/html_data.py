@@ -146,11 +146,19 @@ def run_facts(store: Store, run_id: str) -> RunFacts:
     for source, digest in (data.sources or {}).items():
         facts.entries.append(("data file", f"{source} sha256 {digest}"))
     facts.entries += [("data note", str(note)) for note in data.notes]
+    facts.entries += _sampling_facts(record)
     facts.entries += [(key.replace("_", " "), _setting(spec.get(key))) for key in SPEC_SETTINGS if key in spec]
     facts.entries += _scorer_facts(store, run_id, str(info.get("dataset", "")), data.content_sha256)
     timings = record.timings()
     facts.entries += [(f"time, latest invocation: {stage}", f"{seconds:.2f} s") for stage, seconds in timings.items()]
     return facts
+
+
+def _sampling_facts(record: RunRecord) -> list[tuple[str, str]]:
+    """Each model's stored sampling settings (trusteval.models.sampling), one entry per model."""
+    from trusteval.models.sampling import one_line
+
+    return [(f"sampling: {model}", one_line(described)) for model, described in record.sampling().items()]
 
 
 def _identities(store: Store, run_id: str) -> list[tuple[str, str]]:

@@ -23,6 +23,7 @@ SHARD = "shard"  # "i/n"
 TIMINGS = "timings"  # [[stage, seconds], ...] in stage order
 METRICS = "metrics"  # the benchmark's metrics
 TABLES = "tables"  # [Table.as_dict(), ...]
+SAMPLING = "sampling"  # model spec -> its sampling description (trusteval.models.sampling)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,11 @@ class RunRecord:
         recorded = self.store.aggregate(self.run_id, MODELS)
         return recorded if isinstance(recorded, dict) else None
 
+    def sampling(self) -> dict[str, dict[str, Any]]:
+        """Model spec -> how it sampled ({} for a run stored before sampling was recorded)."""
+        recorded = self.store.aggregate(self.run_id, SAMPLING)
+        return recorded if isinstance(recorded, dict) else {}
+
     def shard(self) -> str | None:
         return self.store.aggregate(self.run_id, SHARD)
 
@@ -103,12 +109,15 @@ class RunRecord:
         models: Mapping[str, str],
         data: RunData,
         shard: str | None,
+        sampling: Mapping[str, Any] | None = None,
     ) -> None:
         put = self.store.put_aggregate
         put(self.run_id, TASKS, dict(tasks))
         put(self.run_id, TOOL, {"trusteval": version})
         put(self.run_id, MODELS, dict(models))
         put(self.run_id, DATA, data.as_dict())
+        if sampling is not None:
+            put(self.run_id, SAMPLING, dict(sampling))
         if shard:
             put(self.run_id, SHARD, shard)
 
