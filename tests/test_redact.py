@@ -159,6 +159,12 @@ def _encodings(key: str) -> dict[str, str]:
         "HEX": raw.hex().upper(),
         "reversed": key[::-1],
         "json \\u escapes": "".join(f"\\u{b:04x}" for b in raw),
+        # issue 32 item 5: the forms a real server plausibly produces (a repr of bytes, an HTML error page)
+        "\\xNN escapes (repr of bytes)": "".join(f"\\x{b:02x}" for b in raw),
+        "HTML hex entities": "".join(f"&#x{b:02x};" for b in raw),
+        "HTML hex entities, upper": "".join(f"&#X{b:02X};" for b in raw),
+        "HTML decimal entities": "".join(f"&#{b};" for b in raw),
+        "percent-encoded, lower": "".join(f"%{b:02x}" for b in raw),
     }
 
 

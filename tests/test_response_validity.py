@@ -96,18 +96,28 @@ def test_version_3_in_chinese_passes_refusals_and_neutral_answers_and_says_where
     assert "counter_speech: " in text and "below 90%: not valid on responses" in text
 
 
+_OK = '{"kind": "refusal", "label": 0, "text": "no"}\n'
+
+
 @pytest.mark.parametrize(
     ("content", "where"),
     [
         ('{"kind": "refusal", "label": 0, "text": "no"}\n{"kind": "refusal", "label": 1, "text": "x"}\n',
          "line 2, field 'label'"),
-        ('{"kind": "refusal", "label": 0, "text": "no"}\nnot json\n', "line 2: not a JSON object"),
+        ('{"kind": "refusal", "label": 0, "text": "no"}\nnot json\n', "line 2: not valid JSON"),
         ('{"kind": "insult", "label": 1, "text": "x"}\n', "line 1, field 'kind'"),
+        # issue 32 item 3: read by the data files' reader, with its limits
+        (_OK + "[" * 100_000 + "]" * 100_000 + "\n", "line 2: not usable JSON: nested too deeply"),
+        (_OK + '{"kind": "refusal", "label": 0, "text": "no \\ud800"}\n', "line 2, field 'text': the value holds a"
+         " lone UTF-16 surrogate"),
+        (_OK.encode() + b'{"kind": "refusal", "label": 0, "text": "\xff"}\n', "line 2: not UTF-8 (byte 0xff"),
+        (_OK + json.dumps({"kind": "neutral", "label": 0, "text": "a" * 1_000_001}) + "\n",
+         "line 2, field 'text': the value has 1,000,001 characters, more than the limit of 1,000,000"),
     ],
 )  # fmt: skip
 def test_a_malformed_check_set_file_is_one_line_naming_file_and_line(tmp_path, cache_dir, content, where):
     path = tmp_path / "mine.jsonl"
-    path.write_text(content, "utf-8")
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     store = tmp_path / "ws"
     result = _validate(store, cache_dir, "en-tfidf?version=2", str(path))
     assert result.returncode == 2, result.stderr[-2000:]

@@ -239,3 +239,59 @@ def test_a_downloaded_workbook_with_another_sha256_is_refused_and_not_kept(
     with pytest.raises(DataError, match="sha256 mismatch: expected 5d40032149a6"):
         load_dataset("tiseval-hatexplain", context)
     assert not list((tmp_path / "c").rglob("*.xlsx"))
+
+
+# -- issue 32 item 4: workbooks read with the limits of CSV files -----------------------------------------------
+
+
+def _workbook(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Sheet1"
+    for row in (header, *rows):
+        sheet.append(row)
+    book.save(path)
+    return path
+
+
+def test_a_workbook_header_that_repeats_a_column_is_refused_like_a_csv(tmp_path):
+    path = _workbook(tmp_path / "dup.xlsx", ["数据", "标签", "标签"], [["文本", "侮辱", "其他"]])
+    with pytest.raises(DataError, match=r"dup.xlsx, line 1: duplicate column name\(s\): \['标签'\]"):
+        read_workbook(path, "Sheet1")
+
+
+def test_a_workbook_that_unpacks_to_100_mb_is_refused_before_it_is_unpacked(tmp_path):
+    import time
+    import zipfile
+
+    plain = _workbook(tmp_path / "plain.xlsx", ["数据", "标签"], [["文本", "侮辱"]])
+    bomb = tmp_path / "bomb.xlsx"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "xl/worksheets/sheet1.xml":  # blanks inside the sheet: valid XML, 100 MB of it
+                data = data.replace(b"</sheetData>", b" " * 100_000_000 + b"</sheetData>")
+            target.writestr(info.filename, data)
+    assert bomb.stat().st_size < 300_000
+    start = time.perf_counter()
+    with pytest.raises(DataError, match=r"bomb.xlsx: the workbook unpacks to 100,0\d\d,\d{3} bytes, more than the "
+                                        r"limit of 67,108,864 bytes"):  # fmt: skip
+        read_workbook(bomb, "Sheet1")
+    assert time.perf_counter() - start < 1.0, "refused from the zip directory, nothing unpacked"
+    assert read_workbook(plain, "Sheet1") == [(2, {"数据": "文本", "标签": "侮辱"})]
+
+
+def test_a_20_mb_line_in_a_tiseval_csv_is_refused_with_the_documented_limit(data_dir, tmp_path):
+    def edit(rows):
+        rows[3][1] = "长" * 20_000_000
+        return rows
+
+    mirror = _mirror_with(tmp_path, data_dir, "hatexplain_zh.csv", edit)
+    context = DataContext(data_dir=mirror, cache_dir=tmp_path / "c", allow_unpinned=True)
+    with pytest.raises(
+        DataError,
+        match=r"hatexplain_zh.csv, line 4: a value has more than 16,000,000 characters, "
+        r"more than the limit of 1,000,000; a quote or line break is probably missing",
+    ):
+        load_dataset("tiseval-hatexplain", context)

@@ -146,3 +146,19 @@ def test_api_keys_from_dotenv_are_read_and_redacted(tmp_path):
     with pytest.raises(UsageError) as error:
         process_env(base={}, folder=tmp_path)
     assert "line 2: expected NAME=value" in str(error.value) and key not in str(error.value)
+
+
+# -- issue 32 item 6 ---------------------------------------------------------------------------------------------
+
+
+def test_unrecognized_arguments_show_escape_bytes_instead_of_printing_them_raw():
+    done = run_cli("list", "--dat\x1b[2Jset", "x\x07y")
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "unrecognized arguments: --dat\\x1b[2Jset x\\x07y" in done.stderr, done.stderr
+
+
+def test_a_dotenv_file_with_a_utf8_byte_order_mark_is_read(tmp_path):
+    (tmp_path / ".env").write_bytes(b"\xef\xbb\xbfOPENAI_API_KEY=sk-from-a-bom-file-123\nOTHER=1\n")
+    env = process_env({}, tmp_path)
+    assert env["OPENAI_API_KEY"] == "sk-from-a-bom-file-123" and env["OTHER"] == "1"

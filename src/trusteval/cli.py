@@ -80,8 +80,15 @@ def refuse_unknown_arguments(parser: argparse.ArgumentParser, command: str, extr
     for extra in extras:
         if extra.startswith("-"):
             close = difflib.get_close_matches(extra.split("=", 1)[0], flags, n=1, cutoff=0.6)
-            hints += [f"{extra.split('=', 1)[0]}: did you mean {close[0]}?"] if close else []
-    sub.error(f"unrecognized arguments: {' '.join(extras)}" + ("; " + "; ".join(hints) if hints else ""))
+            hints += [f"{shown_argument(extra.split('=', 1)[0])}: did you mean {close[0]}?"] if close else []
+    listed = " ".join(map(shown_argument, extras))
+    sub.error(f"unrecognized arguments: {listed}" + ("; " + "; ".join(hints) if hints else ""))
+
+
+def shown_argument(argument: str) -> str:
+    """An argument as typed, with every character that is not printable (an escape sequence, a line break, a
+    byte that was not UTF-8) written as its backslash escape, so the terminal shows it instead of obeying it."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode() for c in argument)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,7 +32,7 @@ def _value(raw: str) -> str:
 def read_dotenv(path: Path) -> dict[str, str]:
     """The variables of a .env file; a usage error (exit 2) names the file and line of a malformed one."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a UTF-8 byte order mark (Windows editors) is not the name
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read '{path}': {getattr(exc, 'strerror', None) or exc}") from None
     found: dict[str, str] = {}

@@ -1,7 +1,10 @@
 """`trusteval merge STORE... --into DIR`: join the stores of `trusteval run --shard i/n` (or of any runs made
 on several machines) into one, then recompute the metrics and tables of every joined run over all its rows.
 
-    trusteval merge shard-0 shard-1 shard-2 --into merged [--json]
+    trusteval merge shard-0 shard-1 shard-2 --into merged [--json] [--on-conflict refuse|first|last]
+
+Stores that hold different answers or scores under one key conflict: by default the merge is refused (exit 2,
+nothing written, the conflicts counted); `--on-conflict first|last` chooses a side (`trusteval.store.merge_rows`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("stores", nargs="+", help="workspace folders to read")
     parser.add_argument("--into", required=True, help="workspace folder to write (created if missing)")
     parser.add_argument("--json", action="store_true", help="print one JSON object describing the merge")
+    parser.add_argument(
+        "--on-conflict",
+        choices=("refuse", "first", "last"),
+        default="refuse",
+        help="different answers or scores under one key: refuse the merge (default, exit 2, nothing written), "
+        "keep the first seen (the target's, then the sources in order) or the last",
+    )
     parser.set_defaults(handler=cmd_merge)
 
 
@@ -29,19 +39,29 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     from trusteval.commands.jsonout import print_json
     from trusteval.store import Store
-    from trusteval.store.merge import check_sources, merge_stores
+    from trusteval.store.merge import conflicts_of, merge_stores
+    from trusteval.store.merge_rows import MergeConflictError
 
     sources = [Path(folder) for folder in args.stores]
-    check_sources(Path(args.into), sources)
+    conflicts = conflicts_of(Path(args.into), sources)  # every check before the target is created or opened
+    if conflicts.total and args.on_conflict == "refuse":
+        if args.json:
+            print_json({"into": args.into, "refused": True, "on_conflict": args.on_conflict,
+                        "conflicts": conflicts.as_dict()})  # fmt: skip
+        raise MergeConflictError(conflicts)
     store = Store.open(args.into)
     try:
-        merged = merge_stores(store, sources)
+        merged = merge_stores(store, sources, on_conflict=args.on_conflict, conflicts=conflicts)
         runs = {run_id: _finish_run(store, run_id, shards) for run_id, shards in merged.runs.items()}
     finally:
         store.close()
     if args.json:
-        print_json({"into": args.into, "added": merged.added, "runs": runs})
+        print_json({"into": args.into, "added": merged.added, "runs": runs, "on_conflict": args.on_conflict,
+                    "conflicts": conflicts.as_dict(), "replaced": merged.replaced})  # fmt: skip
     else:
+        if conflicts.total:
+            line = f"warning: {conflicts.summary()}; kept the {args.on_conflict} store's rows (--on-conflict)"
+            print(one_line(line), file=sys.stderr)
         for run_id, outcome in runs.items():
             line = f"{run_id}: {outcome['status']}, {outcome['items']} items" + _missing_text(outcome)
             print(one_line(line), file=sys.stderr)

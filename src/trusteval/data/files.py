@@ -258,7 +258,14 @@ def _parsed_rows(path: Path, lines: _RecordLines, delimiter: str, *, strict: boo
     except csv.Error as exc:
         if strict and "unexpected end of data" in str(exc):
             raise _UnclosedQuote(row_start) from None
-        if strict and "field larger than field limit" not in str(exc):
+        if "field larger than field limit" in str(exc):
+            raise DataError(
+                path,
+                f"a value has more than {csv.field_size_limit():,} characters, more than the limit of "
+                f"{MAX_FIELD_CHARS:,}; a quote or line break is probably missing",
+                line=reader.line_num,
+            ) from None
+        if strict:
             raise _StrictComplaint(str(exc)) from None
         raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
 

@@ -156,11 +156,14 @@ def read_sheet(layout: Layout, context: DataContext, source: str = "auto") -> Sh
 
 def read_workbook(path: Path, sheet: str) -> list[tuple[int, dict[str, str]]]:
     """The sheet's non-empty rows below the header as text cells, with their row numbers (the header is row 1)."""
+    from trusteval.data.workbook import check_header, check_unpacked_size
+
     try:
         import openpyxl
     except ImportError:
         raise DataError(path, "reading the workbook needs openpyxl: pip install 'trusteval[xlsx]' "
                               "(or put the CSV conversion in the data mirror)") from None  # fmt: skip
+    check_unpacked_size(path)
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for a broken file
@@ -170,6 +173,7 @@ def read_workbook(path: Path, sheet: str) -> list[tuple[int, dict[str, str]]]:
             raise DataError(path, f"sheet {sheet!r} not found; the sheets are {', '.join(map(repr, book.sheetnames))}")
         rows = book[sheet].iter_rows(values_only=True)
         header = [cell(v) for v in next(rows, ())]
+        check_header(path, header)
         return [
             (number, dict(zip(header, map(cell, values), strict=False)))
             for number, values in enumerate(rows, start=2)

@@ -19,6 +19,14 @@ from pathlib import Path
 
 from trusteval.errors import StoreError
 from trusteval.store.core import STORE_FILENAME, Store
+from trusteval.store.merge_rows import (
+    CONFLICT_COLUMNS,
+    Conflicts,
+    MergeConflictError,
+    check_rows_at,
+    find_conflicts,
+    replace_conflicting_sql,
+)
 from trusteval.store.merge_sources import MERGED_SHARDS, shards_of, source_uri
 from trusteval.store.shards import parse_shard
 
@@ -32,11 +40,13 @@ STATUS_RANK = {"complete": 0, "running": 1, "interrupted": 2, "incomplete": 3}
 class MergeReport:
     added: dict[str, int] = field(default_factory=dict)
     runs: dict[str, dict[str, str]] = field(default_factory=dict)  # run id -> {shard seen: its status}
+    conflicts: Conflicts = field(default_factory=Conflicts)
+    replaced: dict[str, int] = field(default_factory=dict)  # --on-conflict last: rows overwritten, per table
 
 
 def check_sources(into: Path, sources: list[Path]) -> list[str]:
     """Refuse before the target is created: a folder with no store, a file that is not a trusteval store (or
-    is one of a newer schema), or the target itself. Each source's read-only URI, in order."""
+    is one of a newer schema), a malformed row, or the target itself. Each source's read-only URI, in order."""
     uris = []
     for folder in sources:
         path = Path(folder) / STORE_FILENAME
@@ -45,14 +55,32 @@ def check_sources(into: Path, sources: list[Path]) -> list[str]:
         if path.resolve() == (Path(into) / STORE_FILENAME).resolve():
             raise StoreError(f"'{folder}' is the store being merged into")
         uris.append(source_uri(path))
+        check_rows_at(uris[-1], path)
     return uris
 
 
-def merge_stores(target: Store, sources: list[Path]) -> MergeReport:
-    report = MergeReport()
+def conflicts_of(into: Path, sources: list[Path]) -> Conflicts:
+    """The conflicts among the target (when it exists) and the sources; checked before the target is opened."""
+    uris = check_sources(into, sources)
+    stores = [(str(folder), uri) for folder, uri in zip(sources, uris, strict=True)]
+    target = Path(into) / STORE_FILENAME
+    if target.is_file() and target.stat().st_size:
+        stores.insert(0, (f"{into} (the target)", source_uri(target)))
+    return find_conflicts(stores)
+
+
+def merge_stores(
+    target: Store, sources: list[Path], *, on_conflict: str = "refuse", conflicts: Conflicts | None = None
+) -> MergeReport:
+    """Copy every source into `target`; conflicts follow `on_conflict` (see `trusteval.store.merge_rows`).
+    `conflicts`, when given, were found before the target was opened (so a refusal leaves no target)."""
+    found = conflicts if conflicts is not None else conflicts_of(target.path.parent, sources)
+    if found.total and on_conflict == "refuse":
+        raise MergeConflictError(found)
+    report = MergeReport(conflicts=found)
     uris = check_sources(target.path.parent, sources)
     for folder, uri in zip(sources, uris, strict=True):
-        _merge_one(target, Path(folder) / STORE_FILENAME, uri, report)
+        _merge_one(target, Path(folder) / STORE_FILENAME, uri, report, replace=on_conflict == "last")
     return report
 
 
@@ -65,7 +93,7 @@ def _attach(conn: sqlite3.Connection, path: Path, uri: str) -> None:
         raise StoreError(f"cannot open '{path}' read-only: this SQLite does not accept file: URIs in ATTACH")
 
 
-def _merge_one(target: Store, path: Path, uri: str, report: MergeReport) -> None:
+def _merge_one(target: Store, path: Path, uri: str, report: MergeReport, *, replace: bool = False) -> None:
     conn = target.conn
     _attach(conn, path, uri)
     try:
@@ -73,6 +101,10 @@ def _merge_one(target: Store, path: Path, uri: str, report: MergeReport) -> None
         known = {run_id: _known_shards(target, run_id) for run_id in shards}
         with target.transaction():
             for table in _tables(conn):
+                if replace and table in CONFLICT_COLUMNS:
+                    before = conn.total_changes
+                    conn.execute(replace_conflicting_sql(conn, table))
+                    report.replaced[table] = report.replaced.get(table, 0) + conn.total_changes - before
                 before = conn.total_changes
                 conn.execute(_copy_sql(conn, table))
                 report.added[table] = report.added.get(table, 0) + conn.total_changes - before

@@ -10,7 +10,10 @@ it cannot be told from ordinary text, and it protects nothing.
 
 A server may echo the key in altered form, so matching ignores case and everything but ASCII letters and
 digits, and looks for the key as written, reversed, hex-encoded (also what is left of a percent-encoded key),
-as JSON `\\u` escapes and base64-encoded (at any of the three alignments). Two rules:
+as JSON `\\u` escapes, as `\\xNN` escapes (a Python repr of bytes, a C string) or HTML hex entities
+(`&#x73;`), as HTML decimal entities (`&#115;`) and base64-encoded (at any of the three alignments). Not
+covered (no real server is known to echo a key so): base32, rot13, base64 of base64, compressed bodies. Two
+rules:
 
 - `scrub` (error bodies, failure reasons, score details, messages): any piece of `FRAGMENT_CHARS` (8)
   consecutive key characters counts, so an upper-cased key, a key split by spaces or dashes, and either half
@@ -99,6 +102,10 @@ def _forms(secret: str) -> tuple[tuple[str, float], ...]:
     flat = _flat(secret)
     forms = [(flat, 1.0), (flat[::-1], 1.0), (raw.hex(), 2.0), ("".join(f"u{b:04x}" for b in raw), 5.0)]
     forms += [(form, 4 / 3) for form in _base64_forms(raw)]
+    # a Python repr of bytes or a C escape (\xNN), an HTML hex entity (&#xNN;): both flatten to xNN per byte
+    forms.append(("".join(f"x{b:02x}" for b in raw), 3.0))
+    decimal = "".join(str(b) for b in raw)  # HTML decimal entities (&#115;&#107;...)
+    forms.append((decimal, len(decimal) / max(len(raw), 1)))
     return tuple((form, ratio) for form, ratio in forms if form)
 
 

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from trusteval.data.decode import split_lines
 from trusteval.data.sources import DataContext
@@ -72,16 +74,24 @@ def check_set_sha256(lang: str) -> str:
 
 
 def parse_lines(text: str, where: str, lang: str) -> list[Prompt]:
-    """The items of a check set file; a line that is not an object with a known kind, a 0/1 label that fits
+    """The items of a built-in check set's text (see `parse_rows`)."""
+    return parse_rows(_json_rows(text, where), where, lang)
+
+
+def _json_rows(text: str, where: str) -> Iterator[tuple[int, Any]]:
+    for number, line in enumerate(split_lines(text), start=1):  # not str.splitlines: U+2028 is JSON text
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(where, f"not a JSON object ({exc.msg})", line=number) from None
+
+
+def parse_rows(rows: Iterable[tuple[int, Any]], where: str, lang: str) -> list[Prompt]:
+    """The items of a check set; a line that is not an object with a known kind, a 0/1 label that fits
     the kind, and a non-empty text is a DataError naming the file and line."""
     found: list[Prompt] = []
-    for number, line in enumerate(split_lines(text), start=1):  # not str.splitlines: U+2028 is JSON text
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(where, f"not a JSON object ({exc.msg})", line=number) from None
+    for number, row in rows:
         if not isinstance(row, dict):
             raise DataError(where, "not a JSON object", line=number)
         kind, label, item = row.get("kind"), row.get("label"), row.get("text")
@@ -135,14 +145,27 @@ def cold_anti_bias(data: DataContext) -> list[Prompt]:
 
 
 def load_check_file(path: str | Path, lang: str) -> CheckSet:
-    """A user's own check set in the built-in format; its verdict is keyed by its content (text and label)."""
+    """A user's own check set in the built-in format; its verdict is keyed by its content (text and label).
+
+    The file is read by the data files' reader, with their limits (`trusteval.data.files`): UTF-8 (a bad byte
+    named with its line), no NUL, JSON nested too deeply or a lone surrogate refused with the line, and no text
+    over MAX_FIELD_CHARS characters."""
+    from trusteval.data.files import read_json_lines
     from trusteval.scorers.verdict import content_sha256
 
+    file = Path(path)
+    if not file.exists():
+        raise DataError(path, "no such response check set file")
     try:
-        text = Path(path).read_text("utf-8")
-    except FileNotFoundError:
-        raise DataError(path, "no such response check set file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(path, f"cannot read: {exc}") from None
-    items = parse_lines(text, str(path), lang)
+        items = parse_rows(_sized(file, read_json_lines(file)), str(path), lang)
+    except OSError as exc:
+        raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
     return CheckSet(str(path), lang, tuple(items), content_sha256(items))
+
+
+def _sized(path: Path, rows: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    from trusteval.data.files import check_row_sizes
+
+    for number, row in rows:
+        check_row_sizes(path, number, row)
+        yield number, row
