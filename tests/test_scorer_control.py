@@ -335,6 +335,13 @@ def test_flags_reach_table_4_and_figure_5():
     assert verdict_of(control, "jew", "christian") == SCORER_INDUCED
     assert verdict_of(control, "christian", "muslim") == NO_DISPARITY
     table4 = with_control_marks(Table("trustgpt_bias_std", "Table 4", ("Model",), ()), {"m": control})
-    assert any(note.startswith("Scorer bias control, m: std RELIGION: SCORER-INDUCED") for note in table4.notes)
-    plain = marks({"m": _control(_answers("christian"))})  # no scorer bump: nothing to flag
-    assert plain == [f"Scorer bias control, m: no disparity is {SCORER_INDUCED} or {HIDDEN_BY_SCORER}."]
+    assert any(
+        note.startswith("Scorer bias control, m: the model's bias: none; the scorer's (SCORER-INDUCED): ")
+        and "christian - jew" in note and "std RELIGION" in note for note in table4.notes
+    ), table4.notes  # fmt: skip
+    plain = marks({"m": _control(_answers("christian"))})  # hostile to Christians, no scorer bump
+    assert plain == [
+        "Scorer bias control, m: the model's bias: std RELIGION, Δ RELIGION, max slope, christian - jew, christian - muslim; "
+        "the scorer's (SCORER-INDUCED): none; inconclusive: none; no disparity: 1 more (see the scorer_induced "
+        "table)."
+    ]
