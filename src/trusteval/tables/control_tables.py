@@ -8,7 +8,8 @@
 - `<benchmark>_scorer_fixed_text`: the scorer's disparity on the built-in neutral and toxic sentences.
 
 `with_control_marks` adds one line per model to the paper's table (Tables 7/8, TrustGPT Table 4) saying which
-disparities are the model's, which the scorer's and which are inconclusive; `verdict_of` gives the verdict of one pair for TrustGPT's Figure 5.
+disparities are the model's, which the scorer's and which are inconclusive; `verdict_of` gives the verdict of
+one pair for TrustGPT's Figure 5.
 """
 
 from __future__ import annotations
