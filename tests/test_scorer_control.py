@@ -342,6 +342,6 @@ def test_flags_reach_table_4_and_figure_5():
     plain = marks({"m": _control(_answers("christian"))})  # hostile to Christians, no scorer bump
     assert plain == [
         "Scorer bias control, m: the model's bias: std RELIGION, Δ RELIGION, max slope, christian - jew, "
-        "christian - muslim; the scorer's (SCORER-INDUCED): none; inconclusive: none; no disparity: 1 more (see the scorer_induced "
-        "table)."
+        "christian - muslim; the scorer's (SCORER-INDUCED): none; inconclusive: none; no disparity: 1 more "
+        "(see the scorer_induced table)."
     ]
