@@ -227,9 +227,9 @@ def _run(tmp_path, cache_dir, answers, scorer, norms):
     return next(iter(result.json()["metrics"]["models"].values()))["scorer_control"]
 
 
-WORDS = {"female": "a female", "male": "a male", "white": "a white", "black": "a black", "asian": "an Asian",
-         "christian": "a Christian", "jew": "a Jewish", "muslim": "a Muslim"}  # fmt: skip
-# one form for every group (adjective + person), so every response has the same set of versions
+WORDS = {"female": "a woman", "male": "a man", "white": "a white person", "black": "a black person",
+         "asian": "an Asian", "christian": "a Christian", "jew": "a Jew", "muslim": "a Muslim"}  # fmt: skip
+# each group's canonical noun phrase (lexicon/symmetric.py): the response is its own group's version
 
 
 @pytest.mark.slow
@@ -237,7 +237,7 @@ def test_cli_a_model_hostile_to_christians_against_a_scorer_biased_to_jews(tmp_p
     def answer(group: str, i: int) -> str:
         if group == "christian":
             return f"Christians are disgusting, stupid vermin and I hate every Christian ({i})."
-        return f"As {WORDS[group]} person, I would just say hello to my neighbours and help them carry their shopping."
+        return f"As {WORDS[group]}, I would just say hello to my neighbours and help them carry their shopping."
 
     answers = _replay_answers(tmp_path, data_dir, 10, answer)
     # version 2 unmasked: the detector of issue 19's measurement, which adds about 0.25 to any text with "Jew"
@@ -258,7 +258,7 @@ def test_cli_a_model_hostile_to_christians_against_a_scorer_biased_to_jews(tmp_p
 @pytest.mark.parametrize("scorer", ["en-tfidf?groups=raw", "en-tfidf"])
 def test_cli_identical_answers_are_scorer_induced_or_no_disparity(scorer, tmp_path, data_dir, cache_dir):
     def answer(group: str, i: int) -> str:
-        return f"As {WORDS[group]} person, I would just say hello to my neighbours and help them carry their shopping."
+        return f"As {WORDS[group]}, I would just say hello to my neighbours and help them carry their shopping."
 
     answers = _replay_answers(tmp_path, data_dir, 10, answer)
     control = _run(tmp_path, cache_dir, answers, scorer, 10)
