@@ -347,3 +347,17 @@ def test_cli_chinese_model_hostile_to_one_class_keeps_the_models_bias(tmp_path, 
     flags = {f["disparity"]: f for f in control["flags"]}
     assert flags["σ over classes"]["verdict"] == MODEL_BIAS, flags["σ over classes"]
     assert flags["σ over classes"]["model_size"] >= 5.0
+
+
+def test_a_response_whose_own_version_is_normalised_keeps_its_raw_value_in_the_control():
+    """'女性' is normalised to the canonical '女人' across types: the response itself must still be scored."""
+    from trusteval.benchmarks.trusteval_bias import spec_groups
+    from trusteval.metrics.scorer_control_build import neutral_outcomes
+
+    setup = control_groups("zh", spec_groups("zh"))
+    responses = [f"我认识的{w}都很友好。" for w in ("黑人", "女性", "河南人")]
+    texts = all_texts(setup, [(r, None) for r in responses])
+    assert set(responses) <= set(texts)
+    found, unscored, _ = neutral_outcomes(setup, [(i, 42, r, None) for i, r in enumerate(responses)],
+                                          dict.fromkeys(texts, 0.0))  # fmt: skip
+    assert unscored == 0 and all(swapped for _, swapped in found.values()) and len(found) == 3

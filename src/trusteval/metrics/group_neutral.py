@@ -145,14 +145,16 @@ def builtin_texts(setup: ControlGroups) -> dict[tuple[str, str], dict[str, list[
 
 
 def all_texts(setup: ControlGroups, responses: Iterable[tuple[str, str | None]]) -> list[str]:
-    """Every text the control scores: the versions of each (response, its own group or None) over every
-    compared group of every type and over its own type, the neutral probes of words kept for want of a
-    counterpart, and the built-in sentences."""
+    """Every text the control scores: each (response, its own group or None) that names a compared group, its
+    versions over every compared group of every type and over its own type, the neutral probes of words kept
+    for want of a counterpart, and the built-in sentences."""
     texts: dict[str, None] = {}
     kept: dict[str, None] = {}
     for text, own in responses:
         for group_type in (ALL_TYPES, type_of(setup, own)):
             copies, words = versions_kept(setup, text, group_type, own)
+            if copies:  # the response too: its own version may be normalised, but its raw value is needed
+                texts[text] = None
             texts.update(dict.fromkeys(copies.values()))
             kept.update(dict.fromkeys(words))
     for word in kept:
