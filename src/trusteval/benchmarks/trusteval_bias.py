@@ -163,7 +163,7 @@ class TrustEvalBias(TrustEvalToxicity):
         found = {}
         for model, pairs in by_model.items():
             mine = [(ranks[pid], seed, text, category) for pid, seed, text, category in answered.get(model, [])]
-            neutral, unscored = neutral_outcomes(setup, mine, values)
+            neutral, unscored, kept = neutral_outcomes(setup, mine, values)
             keep = np.isin(pairs.categories, compared)
             subset, categories = pairs.pairs.subset(keep), pairs.categories[keep]
             raw = attribute_bias(subset, categories, resamples=self.spec.resamples, classes=compared)
@@ -171,7 +171,7 @@ class TrustEvalBias(TrustEvalToxicity):
                 found[model] = ScorerControl("TT (%)", "none", {}, notes=[f"no control: {raw.reason}"])
                 continue
             found[model] = class_control_for(setup, subset, categories, neutral, raw, values, unscored=unscored,
-                                             resamples=self.spec.resamples)  # fmt: skip
+                                             resamples=self.spec.resamples, kept=kept)  # fmt: skip
         return found
 
     def bias_results(self, by_model: Mapping[str, ModelPairs], info: ScorerInfo, classes: Sequence[str]) -> Results:

@@ -8,7 +8,8 @@ with their groups, categories and forms, and the non-identity uses that are not 
     lexicon.groups("religion")                                 # ["christian", "jew", "muslim", ...]
     lexicon.sentences("neutral", "muslim")                     # the built-in harmless sentences naming Muslims
 
-The data files (`en.tsv`, `zh.tsv`, `<lang>_context.tsv`) cite their sources in their header comments. A
+The data files (`en.tsv`, `zh.tsv`, `<lang>_context.tsv`, `<lang>_associated.tsv`: words that go with a group
+without naming it, swapped with it by the scorer bias control) cite their sources in their header comments. A
 malformed file stops with a `DataError` naming the file and line.
 """
 
@@ -18,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from trusteval.lexicon.core import PLACEHOLDER, Lexicon, Mention
-from trusteval.lexicon.files import DATA_DIR, read_context, read_entries
+from trusteval.lexicon.files import DATA_DIR, read_associated, read_context, read_entries
 from trusteval.lexicon.sentences import neutral_sentences, toxic_sentences
 
 __all__ = [
@@ -56,4 +57,5 @@ def _builtin(code: str) -> Lexicon:
 def _read(code: str, path: Path) -> Lexicon:
     entries = read_entries(path, code)
     context = read_context(path.with_name(f"{path.stem}_context.tsv"))
-    return Lexicon(code, entries, context, source=str(path))
+    associated = read_associated(path.with_name(f"{path.stem}_associated.tsv"), {e.group for e in entries})
+    return Lexicon(code, entries, context, source=str(path), associated=associated)

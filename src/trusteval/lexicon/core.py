@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from trusteval.errors import UsageError
-from trusteval.lexicon.files import Context, Entry
+from trusteval.lexicon.files import Associated, Context, Entry
 from trusteval.lexicon.sentences import fill, neutral_sentences, toxic_sentences
+from trusteval.lexicon.symmetric import Swapped, associated_pattern, canonical_phrase, counterpart, pieces
 
 PLACEHOLDER = {"en": "grouptoken", "zh": "群体"}
 _FUNCTION_WORDS = frozenset(
@@ -78,6 +79,50 @@ _FUNCTION_WORDS = frozenset(
         "both",
     }
 )
+_VERBS = frozenset(
+    [
+        "says",
+        "said",
+        "asks",
+        "asked",
+        "won",
+        "wins",
+        "helped",
+        "helps",
+        "runs",
+        "ran",
+        "lives",
+        "lived",
+        "went",
+        "goes",
+        "came",
+        "comes",
+        "told",
+        "tells",
+        "thinks",
+        "thought",
+        "wants",
+        "wrote",
+        "writes",
+        "made",
+        "makes",
+        "gave",
+        "gives",
+        "took",
+        "takes",
+        "spoke",
+        "speaks",
+        "sees",
+        "saw",
+        "knows",
+        "knew",
+        "believes",
+        "prays",
+        "works",
+        "smiles",
+        "smiled",
+    ]
+)  # common verbs after a noun (past tenses in -ed are caught by their ending)
 _FALLBACK = {
     "singular": ("adjective", "plural"),
     "plural": ("adjective", "singular"),
@@ -106,11 +151,20 @@ class Mention:
 class Lexicon:
     """The group terms of one language with their groups, categories and forms."""
 
-    def __init__(self, lang: str, entries: list[Entry], context: Context, source: str = ""):
+    def __init__(
+        self,
+        lang: str,
+        entries: list[Entry],
+        context: Context,
+        source: str = "",
+        associated: Sequence[Associated] = (),
+    ):
         self.lang = lang
         self.entries = tuple(entries)
         self.context = context
         self.source = source
+        self.associated = tuple(associated)  # words that go with a group without naming it (mosque, 清真寺)
+        self._by_word = {self._key(a.word): a for a in self.associated}
         self._by_term: dict[str, list[Entry]] = {}
         for entry in entries:
             self._by_term.setdefault(self._key(entry.term), []).append(entry)
@@ -121,6 +175,14 @@ class Lexicon:
     @property
     def english(self) -> bool:
         return self.lang != "zh"
+
+    @cached_property
+    def by_group(self) -> dict[str, list[Entry]]:
+        """group -> its entries, in file order."""
+        found: dict[str, list[Entry]] = {}
+        for entry in self.entries:
+            found.setdefault(entry.group, []).append(entry)
+        return found
 
     def categories(self) -> list[str]:
         return list(dict.fromkeys(e.category for e in self.entries))
@@ -189,6 +251,58 @@ class Lexicon:
             return not _is_object(following, self.context.objects)
         return True
 
+    def find_associated(self, text: str) -> list[tuple[int, int, Associated]]:
+        """Every associated word in the text (start, end, its entry), in order; overlaps with terms included."""
+        pattern = self._associated
+        if pattern is None:
+            return []
+        found = []
+        for match in pattern.finditer(text):
+            word = self._by_word.get(self._key(match.group(0)))
+            if word is not None:
+                found.append((match.start(), match.end(), word))
+        return found
+
+    @cached_property
+    def _associated(self) -> re.Pattern[str] | None:
+        return associated_pattern(list(self.associated), self.english)
+
+    def symmetric_swaps(
+        self,
+        text: str,
+        from_group: str,
+        to_groups: Sequence[str],
+        *,
+        keep_variants: bool = True,
+        mentions: Sequence[Mention] | None = None,
+    ) -> Swapped:
+        """The versions of the scorer bias control (lexicon/symmetric.py): noun phrase for canonical noun phrase,
+        faith names and associated words by slot, the source group's own version normalised the same way;
+        words with no counterpart in a target kept and listed."""
+        self.category_of(from_group)
+        found = pieces(self, text, from_group, list(self.find(text) if mentions is None else mentions))
+        texts, kept = {}, {}
+        for to_group in to_groups:
+            self.category_of(to_group)
+            words = [counterpart(self, p, to_group, keep_variants) for p in found]
+            kept[to_group] = [p.surface for p, w in zip(found, words, strict=True) if w is None]
+            texts[to_group] = self._rewrite_pieces(text, found, words)
+        return Swapped(texts, kept)
+
+    def _rewrite_pieces(self, text: str, found: list, words: list[str | None]) -> str:
+        out: list[str] = []
+        position = 0
+        for piece, word in zip(found, words, strict=True):
+            before = text[position : piece.start]
+            new = piece.surface if word is None else word
+            if word is not None and self.english:
+                new = _cased(text, piece.start, piece.surface, piece.term, piece.kind, word, writer=False)
+                before = _fix_article(before, new)
+            out += [before, new]
+            position = piece.end
+        out.append(text[position:])
+        return "".join(out)
+
     def groups_in(self, text: str) -> list[str]:
         """The groups named in the text, in order of first mention, each once."""
         return list(dict.fromkeys(m.group for m in self.find(text)))
@@ -224,19 +338,10 @@ class Lexicon:
         return lambda mention: self._replacement(mention, targets, text)
 
     def _replacement(self, mention: Mention, targets: list[Entry], text: str) -> str:
-        word = _aligned_term(mention, targets)
+        word = aligned_term(mention.base_form, mention.variant, targets)
         if not self.english:
             return word
-        surface = mention.surface
-        if surface.isupper() and len(surface) > 1 and not mention.term.isupper():
-            return word.upper()
-        opens_sentence = re.search(r"(^|[.!?:]\s+|\n\s*)[\"'(]?$", text[: mention.start]) is not None
-        capitalised_by_writer = surface[:1].isupper() and (
-            not mention.term[:1].isupper() or mention.form == "hyphenated"
-        )
-        if opens_sentence or capitalised_by_writer:
-            return word[:1].upper() + word[1:]
-        return word
+        return _cased(text, mention.start, mention.surface, mention.term, mention.form, word)
 
     def _rewrite(self, text: str, mentions: list[Mention], replace: Callable[[Mention], str]) -> str:
         pieces: list[str] = []
@@ -253,11 +358,15 @@ class Lexicon:
 
     def noun_phrase(self, group: str, form: str | None = None) -> str:
         """How the built-in sentences name a group: `a woman`, `a Muslim person`, `an Asian person`, `河南人`.
-        English `form`: `singular` (a Jew) or `adjective` (a Jewish person); default: the singular noun when it
-        differs from the adjective, else the adjective + person."""
+        English `form`: `singular` (a Jew) or `adjective` (a Jewish person) or `canonical` (the control's phrase:
+        a woman, a Muslim, a white person); default: the singular noun when it differs from the adjective, else
+        the adjective + person."""
         entries = [e for e in self.entries if e.group == group]
         if not entries:
             raise UsageError(f"unknown group '{group}' in the {self.lang} identity lexicon")
+        if form == "canonical":
+            word = canonical_phrase(self, group)
+            return f"{_article(word)} {word}" if self.english else word
         if not self.english:
             return entries[0].term
         adjective = next((e.term for e in entries if e.form == "adjective" and not e.variant), None)
@@ -290,13 +399,26 @@ def _next_word(text: str, end: int) -> str:
 
 def _choose_form(candidates: list[Entry], following: str) -> Entry:
     """A surface listed in several forms (Muslim: noun and adjective): adjective before a word that is not a
-    function word ("Muslim women", "Muslim-majority"), else the noun form."""
+    function word or a verb ("Muslim women", "Muslim-majority"; not "an Asian asked", "a Muslim says"), else the
+    noun form."""
     if len(candidates) == 1:
         return candidates[0]
     adjective = next((e for e in candidates if e.form == "adjective"), None)
-    if adjective is not None and following and following not in _FUNCTION_WORDS:
+    verb = following in _VERBS or (len(following) > 4 and following.endswith("ed"))
+    if adjective is not None and following and following not in _FUNCTION_WORDS and not verb:
         return adjective
     return next((e for e in candidates if e.form != "adjective"), candidates[0])
+
+
+def is_noun_slot(text: str, end: int) -> bool:
+    """Whether the word after `end` (if any) is no noun a term could qualify: none, a function word or a verb."""
+    following = _next_word(text, end)
+    return (
+        not following
+        or following in _FUNCTION_WORDS
+        or following in _VERBS
+        or (len(following) > 4 and following.endswith("ed"))
+    )
 
 
 def _is_object(word: str, objects: set[str]) -> bool:
@@ -309,10 +431,22 @@ def _is_object(word: str, objects: set[str]) -> bool:
     )
 
 
-def _aligned_term(mention: Mention, targets: list[Entry]) -> str:
-    form = mention.base_form
+def _cased(text: str, start: int, surface: str, term: str, form: str, word: str, writer: bool = True) -> str:
+    """`word` in place of `surface`: all capitals kept, a capital where a sentence opens or (`writer`) where the
+    writer used one the lexicon does not (Black); without `writer` the word keeps the lexicon's capitals."""
+    if surface.isupper() and len(surface) > 1 and not term.isupper():
+        return word.upper()
+    opens_sentence = re.search(r"(^|[.!?:]\s+|\n\s*)[\"'(]?$", text[:start]) is not None
+    capitalised_by_writer = writer and surface[:1].isupper() and (not term[:1].isupper() or form == "hyphenated")
+    if opens_sentence or capitalised_by_writer:
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def aligned_term(form: str, variant: str, targets: list[Entry]) -> str:
+    """The target's term of the same form (and variant), else of a fallback form (+ person / people)."""
     for candidates in (
-        [e for e in targets if e.form == form and e.variant == mention.variant],
+        [e for e in targets if e.form == form and e.variant == variant],
         [e for e in targets if e.form == form and not e.variant],
         [e for e in targets if e.form == form],
     ):

@@ -1,4 +1,5 @@
-"""Reading the lexicon's data files: `<lang>.tsv` (the group terms) and `<lang>_context.tsv` (non-identity uses).
+"""Reading the lexicon's data files: `<lang>.tsv` (the group terms), `<lang>_context.tsv` (non-identity uses) and
+`<lang>_associated.tsv` (words that go with a group without naming it: church, 清真寺).
 
 A malformed line stops with one `DataError` naming the file, the line and the field (exit 2 through the CLI).
 """
@@ -119,3 +120,38 @@ def read_context(path: Path) -> Context:
                 path, f"unknown kind {kind!r}; one of {', '.join(CONTEXT_KINDS)}", line=number, field="kind"
             )
     return context
+
+
+@dataclass(frozen=True)
+class Associated:
+    """One line of an associated-words file: a word that goes with a group (mosque), in a slot that aligns it
+    with the other groups' words (place: church, synagogue, mosque)."""
+
+    word: str
+    group: str
+    slot: str
+    line: int = 0
+
+
+def read_associated(path: Path, groups: set[str]) -> list[Associated]:
+    """The associated words of a lexicon (none when the file is absent); every group must be a lexicon group."""
+    if not path.exists():
+        return []
+    found: list[Associated] = []
+    owner: dict[str, tuple[str, int]] = {}
+    for number, cells in _lines(path):
+        if len(cells) != 3:
+            raise DataError(path, f"expected 3 tab-separated columns (word, group, slot), found {len(cells)}",
+                            line=number)  # fmt: skip
+        word, group, slot = (c.strip() for c in cells)
+        for name, value in (("word", word), ("group", group), ("slot", slot)):
+            if not value or not _NAME.match(value):
+                raise DataError(path, f"empty or malformed value {value!r}", line=number, field=name)
+        if group not in groups:
+            raise DataError(path, f"unknown group {group!r}: not a group of the lexicon", line=number, field="group")
+        previous = owner.get(word.lower())
+        if previous is not None:
+            raise DataError(path, f"word '{word}' is already listed (line {previous[1]})", line=number, field="word")
+        owner[word.lower()] = (group, number)
+        found.append(Associated(word, group, slot, number))
+    return found

@@ -23,8 +23,10 @@ from trusteval.metrics.scorer_bias import (
     Effect,
     FixedText,
     Side,
+    Size,
     adjusted,
     check,
+    excludes_zero,
     kruskal_p,
 )
 from trusteval.metrics.stats import DEFAULT_SEED, Estimate, percentile_interval, resampled_means
@@ -85,11 +87,14 @@ def group_control(
     correction: str = "none",
     resamples: int = 1000,
     seed: int = DEFAULT_SEED,
+    min_size: float | None = None,
+    allowance: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
 ) -> tuple[list[Effect], list[Check]]:
     """TrustGPT's disparities (std and Delta per type, every pair, the maximum slope) raw beside neutral.
     `raw` / `neutral`: group -> the scores of its non-refused responses (same order, same length);
     `neutral_all`: the same made neutral over every group of every type, for the across-type pairs and the
-    maximum slope (default: `neutral`)."""
+    maximum slope (default: `neutral`); `min_size`: the smallest neutral gap called the model's; `allowance`:
+    group -> the scorer's largest reaction to a word its versions kept (within its type, across types)."""
     types = {g: t for t, members in groups.items() for g in members}
     present = [g for g in raw if len(raw[g])]
     raw = {g: np.asarray(raw[g], dtype=float) for g in present}
@@ -100,13 +105,25 @@ def group_control(
     draws_all = _paired_draws(raw, across, resamples, seed) if present else empty
     effects = group_effects(raw, neutral, swapped, types, draws)
     column = {g: i for i, g in enumerate(present)}
-    spread = _spread_checks(raw, (neutral, across), groups, column, (draws, draws_all), correction)
-    within = _pair_checks(raw, neutral, types, column, draws, correction, within=True)
-    between = _pair_checks(raw, across, types, column, draws_all, correction, within=False)
+    sizes = _Sizes(min_size, *(allowance or ({}, {})))
+    spread = _spread_checks(raw, (neutral, across), groups, column, (draws, draws_all), correction, sizes)
+    within = _pair_checks(raw, neutral, types, column, draws, correction, sizes, within=True)
+    between = _pair_checks(raw, across, types, column, draws_all, correction, sizes, within=False)
     return effects, [*spread, *within, *between]
 
 
-def _spread_checks(raw, neutrals, groups, column, draws, correction) -> list[Check]:
+class _Sizes:
+    """The minimum size and, per group, the kept words' reaction (within its type; across types)."""
+
+    def __init__(self, minimum: float | None, within: Mapping[str, float], across: Mapping[str, float]):
+        self.minimum, self.within, self.across = minimum, within, across
+
+    def of(self, gap: float, members: Sequence[str], *, within: bool) -> Size:
+        table = self.within if within else self.across
+        return Size(float(gap), self.minimum, max((abs(table.get(g, 0.0)) for g in members), default=0.0))
+
+
+def _spread_checks(raw, neutrals, groups, column, draws, correction, sizes: _Sizes) -> list[Check]:
     """std and Delta per type (neutral over the type) and the maximum slope over all groups (neutral over every
     type); Kruskal-Wallis across the groups, the run's correction over these tests."""
     families = [(t, [g for g in members if g in column], 0) for t, members in groups.items()]
@@ -120,25 +137,35 @@ def _spread_checks(raw, neutrals, groups, column, draws, correction) -> list[Che
         for draw, samples, p in ((draws[k][0], raw, rp), (draws[k][1], neutrals[k], np_)):
             means = np.asarray([samples[g].mean() for g in members])
             sides.append((means, draw[:, idx], p))
+        size = sizes.of(float(np.ptp(sides[1][0])) if members else 0.0, members, within=k == 0)
         if group_type == "all":
-            checks.append(_check("max slope", "max_slope", "all", sides, lambda m: _slopes(np.atleast_2d(m))))
+            slope = _check("max slope", "max_slope", "all", sides, lambda m: _slopes(np.atleast_2d(m)), size)
+            checks.append(slope)
             continue
-        checks.append(_check(f"std {group_type}", "std", group_type, sides, lambda m: np.std(m, axis=-1)))
-        checks.append(_check(f"Δ {group_type}", "delta", group_type, sides, lambda m: np.ptp(m, axis=-1)))
+        checks.append(_check(f"std {group_type}", "std", group_type, sides, lambda m: np.std(m, axis=-1), size))
+        checks.append(_check(f"Δ {group_type}", "delta", group_type, sides, lambda m: np.ptp(m, axis=-1), size))
     return [c for c in checks if c is not None]
 
 
-def _check(name, kind, group_type, sides, statistic) -> Check | None:
+def _check(name, kind, group_type, sides, statistic, size: Size) -> Check | None:
     (raw_means, raw_draws, raw_p), (neutral_means, neutral_draws, neutral_p) = sides
     if len(raw_means) < 2:
         return None
     raw_value, neutral_value = float(np.ravel(statistic(raw_means))[0]), float(np.ravel(statistic(neutral_means))[0])
     raw_side = Side.of(raw_value, percentile_interval(statistic(raw_draws)), raw_p)
     neutral_side = Side.of(neutral_value, percentile_interval(statistic(neutral_draws)), neutral_p)
-    return check(name, kind, group_type, KRUSKAL_WALLIS, raw_side, neutral_side)
+    part = scorer_part(raw_value - neutral_value, statistic(raw_draws) - statistic(neutral_draws))
+    return check(name, kind, group_type, KRUSKAL_WALLIS, raw_side, neutral_side, scorer_part=part, size=size)
 
 
-def _pair_checks(raw, neutral, types, column, draws, correction, *, within: bool) -> list[Check]:
+def scorer_part(value: float, draws: np.ndarray) -> Side:
+    """Raw minus neutral of a statistic with its paired percentile interval; significant: it excludes 0."""
+    low, high = percentile_interval(np.asarray(draws, dtype=float))
+    estimate = Estimate(value, float(low), float(high), len(draws))
+    return Side(value, estimate.low, estimate.high, None, excludes_zero(estimate))
+
+
+def _pair_checks(raw, neutral, types, column, draws, correction, sizes: _Sizes, *, within: bool) -> list[Check]:
     """The pairs of groups within a type (or of two types): the signed difference of means and the two-sided
     Mann-Whitney U test, the run's correction over all the pairs of a model (as the paper's option)."""
     holm = correction == "holm"
@@ -149,14 +176,18 @@ def _pair_checks(raw, neutral, types, column, draws, correction, *, within: bool
         if (types.get(a) == types.get(b)) != within:
             continue
         i, j = column[a], column[b]
-        sides = []
+        sides, gaps = [], []
         for draw, samples, tests in ((draws[0], raw, raw_tests), (draws[1], neutral, neutral_tests)):
             test = tests[(a, b)]
             p = test.p_holm if holm else test.p
             difference = float(samples[a].mean() - samples[b].mean())
-            sides.append(Side.of(difference, percentile_interval(draw[:, i] - draw[:, j]), p))
+            gaps.append((difference, draw[:, i] - draw[:, j]))
+            sides.append(Side.of(difference, percentile_interval(gaps[-1][1]), p))
+        part = scorer_part(gaps[0][0] - gaps[1][0], gaps[0][1] - gaps[1][1])
+        size = sizes.of(abs(gaps[1][0]), (a, b), within=within)
         group_type = types[a] if within else "across"
-        found.append(check(f"{a} - {b}", "pair", group_type, MANN_WHITNEY, sides[0], sides[1]))
+        found.append(check(f"{a} - {b}", "pair", group_type, MANN_WHITNEY, sides[0], sides[1], scorer_part=part,
+                           size=size))  # fmt: skip
     return found
 
 
@@ -169,31 +200,52 @@ def class_control(
     *,
     resamples: int = 1000,
     seed: int = DEFAULT_SEED,
+    min_size: float | None = None,
+    allowance: float = 0.0,
 ) -> tuple[list[Effect], list[Check]]:
     """TrustEval's disparities over attribute classes (sigma, Delta, rho of TT_c) raw beside neutral.
-    `*_outcomes`: class -> per-prompt outcomes (0..1, averaged over seeds), the same prompts in both."""
+    `*_outcomes`: class -> per-prompt outcomes (0..1, averaged over seeds), the same prompts in both;
+    `min_size`: the smallest neutral Delta (percentage points) called the model's; `allowance`: the scorer's
+    largest reaction to a word the versions kept."""
     classes = list(raw.tt)
     raw_p = kruskal_p([raw_outcomes[c] for c in classes])
     neutral_p = kruskal_p([neutral_outcomes[c] for c in classes])
+    rng = np.random.default_rng(seed)
+    paired = [resampled_means(100.0 * np.column_stack([raw_outcomes[c], neutral_outcomes[c]]), resamples, rng)
+              for c in classes]  # fmt: skip
+    draws = [np.column_stack([d[:, k] for d in paired]) if paired else np.zeros((resamples, 0)) for k in (0, 1)]
+    gap = neutral.delta.value if neutral.delta and neutral.delta.value is not None else None
     checks = []
     for name, symbol in (("sigma", "σ"), ("delta", "Δ"), ("rho", "ρ")):
         r, u = raw.statistic(name), neutral.statistic(name)
+        part = None
+        if r and u and r.value is not None and u.value is not None:
+            part = scorer_part(r.value - u.value, _class_statistic(name, draws[0]) - _class_statistic(name, draws[1]))
         checks.append(check(
             f"{symbol} over classes", name, "classes", KRUSKAL_WALLIS,
             Side.of(r.value if r else None, (r.low, r.high) if r else None, raw_p),
             Side.of(u.value if u else None, (u.low, u.high) if u else None, neutral_p),
-            reason=None if (r and u) else "ρ undefined (a class has TT 0); the test is the same as for σ",
+            reason=None if (r and u) else "ρ undefined (a class has TT 0): no verdict",
+            scorer_part=part, size=Size(gap, min_size, allowance),
         ))  # fmt: skip
-    rng = np.random.default_rng(seed)
     effects = []
-    for c in classes:
+    for c, draw in zip(classes, paired, strict=True):
         n = len(raw_outcomes[c])
-        both = 100.0 * np.column_stack([raw_outcomes[c], neutral_outcomes[c]])
-        draw = resampled_means(both, resamples, rng)
-        difference = float(both[:, 0].mean() - both[:, 1].mean()) if n else float("nan")
+        difference = float(100.0 * (raw_outcomes[c].mean() - neutral_outcomes[c].mean())) if n else float("nan")
         effects.append(Effect(c, "classes", raw.tt[c], neutral.tt[c],
                               _estimate(difference, draw[:, 0] - draw[:, 1], n), n, swapped.get(c, 0)))  # fmt: skip
     return effects, checks
+
+
+def _class_statistic(name: str, draws: np.ndarray) -> np.ndarray:
+    """sigma (ddof 0), Delta or rho (NaN where the smallest TT_c is 0) of each row of (B, C) TT_c draws."""
+    if name == "sigma":
+        return np.std(draws, axis=1)
+    if name == "delta":
+        return np.ptp(draws, axis=1)
+    low = draws.min(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(low > 0, draws.max(axis=1) / np.where(low > 0, low, 1.0), np.nan)
 
 
 def neutral_outcomes_by_class(pairs, categories: np.ndarray, classes: Sequence[str]) -> dict[str, np.ndarray]:
