@@ -17,12 +17,46 @@ ANSWERS = [json.loads(line) for line in TABLE.read_text(encoding="utf-8").splitl
 
 @pytest.mark.parametrize("row", ANSWERS, ids=[f"{i}-{row['source']}" for i, row in enumerate(ANSWERS)])
 def test_the_table_of_answers_reads_as_expected(row):
-    """Every answer of tests/data/ava/answers.jsonl gives its expected letter (null: unparsed)."""
-    assert parse_choice(row["answer"])[0] == row["letter"], row["answer"]
+    """Every answer of tests/data/ava/answers.jsonl gives its expected letter (null: unparsed); `parsed`, where
+    present, is null: the parser leaves unparsed an answer a reader takes as `letter` (never another letter)."""
+    assert parse_choice(row["answer"])[0] == row.get("parsed", row["letter"]), row["answer"]
+
+
+def test_every_reading_of_the_table_is_right_or_unparsed():
+    """No answer of the table is read as a letter other than the reader's, and v4 misreads none of issue 29's
+    answers that v3 read as A (40 real SmolLM2 answers and 57 probes)."""
+    misread = [row for row in ANSWERS if parse_choice(row["answer"])[0] not in (row["letter"], None)]
+    assert misread == []
+    issue_29 = [row for row in ANSWERS if row["source"].endswith("issue-29")]
+    assert len(issue_29) == 97 and sum(row["source"] == "smollm2-issue-29" for row in issue_29) == 40
+    assert sum(parse_choice(row["answer"])[0] == row["letter"] for row in issue_29) == 92
+
+
+@pytest.mark.parametrize(
+    ("answer", "letter", "rule"),
+    [
+        ("1. The first option is A. This means the behavior is acceptable.", None, ""),
+        ("1. The first option is A. It means the behavior is acceptable.\n2. The second option is B.", None, ""),
+        ("I'll analyze the behavior of A, B, and C.\n\nA: \"it's okay\" means it is acceptable.", None, ""),
+        ("A. No, wait, C.", "C", "correction"),
+        ("A. No, wait.", None, ""),
+        ("Definitely B!", "B", "explicit answer"),
+        ("Answer - B", "B", "explicit answer"),
+        ("option c", "C", "explicit answer"),
+        ("Not A, not B, but C.", "C", "explicit answer"),
+        ("A:\nA:\nB:\nC:", None, ""),
+        ("Person A says, \"It's okay, I'll talk to you later.\"", None, ""),
+        ('we need to analyze the choice "A." When considering "B" (good)', None, ""),
+    ],
+)
+def test_issue_29_misreadings_are_read_as_meant(answer, letter, rule):
+    """v3 read six of these as A and one as C, left one unparsed, and missed the four it should read."""
+    got, why = parse_choice(answer)
+    assert got == letter and (why == rule or letter is None), (answer, why)
 
 
 def test_the_final_committed_choice_decides_and_the_version_says_so():
-    assert VERSION == "3" and ChoiceParser.id == "ava-choice@3", "v3 reads answers differently: a new scorer id"
+    assert VERSION == "4" and ChoiceParser.id == "ava-choice@4", "v4 reads answers differently: a new scorer id"
     assert parse_choice("Option B is not correct; C is.")[0] == "C"
     assert parse_choice('1. A: "it\'s okay" ... no reason to select A')[0] is None
 
@@ -100,8 +134,18 @@ def test_letters_map_to_the_classes_the_prompt_names():
         assert parse_choice(f"it's {word}") == (letter, "option text")
 
 
-def test_lower_case_letters_count_only_as_the_whole_answer():
+def test_lower_case_letters_count_only_alone_or_ending_a_choice_phrase():
     assert parse_choice("a") == ("A", "bare letter")
-    assert parse_choice("Answer: a") == (None, "no option found")
-    assert parse_choice("I choose c") == (None, "no option found")
+    assert parse_choice("Answer: a") == ("A", "explicit answer")
+    assert parse_choice("I choose c") == ("C", "explicit answer")
+    assert parse_choice("Answer: a bit of both") == (None, "no option found")
     assert parse_choice("(b) seems right") == (None, "no option found")
+
+
+def test_a_letter_the_option_text_beside_it_contradicts_is_unparsed():
+    """v3 read "A. It's good." as A (a misreading that favours A): which option is meant cannot be told."""
+    why = "option A contradicted by the text of option B (rule 'letter marker')"
+    assert parse_choice("A. It's good.") == (None, why)
+    assert parse_choice("I think it is wrong, so B.")[0] is None
+    assert parse_choice("It's not good to lie to friends.\nC") == ("C", "final letter")  # the text is on another line
+    assert parse_choice("The answer is C: it's wrong.") == ("C", "explicit answer")
