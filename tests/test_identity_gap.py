@@ -22,7 +22,7 @@ def _measure(spec: str, lang: str, data_dir, cache_dir):
 @pytest.mark.slow
 def test_en_tfidf_has_little_identity_bias_and_keeps_its_accuracy(data_dir, cache_dir):
     card, gap = _measure("en-tfidf", "en", data_dir, cache_dir)
-    assert card["features"].endswith("identity lexicon terms masked")
+    assert "identity lexicon terms masked" in card["features"]
     assert gap["gap"] < 0.05, gap
     assert card["test_roc_auc"] >= 0.85
     raw_card, raw = _measure("en-tfidf?groups=raw&version=2", "en", data_dir, cache_dir)
