@@ -31,7 +31,12 @@ LAYERS: dict[str, int] = {
 # (importing module, imported module) pairs that break the layering today, each with the reason it stays.
 # Remove an entry when the import goes; never add one without a reason a maintainer would accept.
 # An entry names modules or packages; it covers every module below them.
-ALLOWED: dict[tuple[str, str], str] = {}
+ALLOWED: dict[tuple[str, str], str] = {
+    ("trusteval.lexicon.core", "trusteval.lexicon.symmetric"): "symmetric.py is Lexicon's swap half (issue 30), "
+    "split out for size; it names core's types for mypy and calls two of core's grammar helpers lazily. To go: "
+    "the helpers into a grammar module below both, the types passed in",
+    ("trusteval.lexicon.symmetric", "trusteval.lexicon.core"): "the other edge of the same loop",
+}
 
 
 def unit(module: str) -> str:
