@@ -17,8 +17,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "trusteval"
 STORE_MODULES = {"store/core.py", "store/migrations.py", "store/reads.py", "store/rows.py"}
 # store/merge.py copies one store file into another (ATTACH ... INSERT SELECT): a write at the store layer, not a read
 # of a run's rows; it stays beside the store. store/merge_sources.py checks those source files (schema, shard
-# aggregates) before the merge writes anything.
-WRITERS = {"store/merge.py", "store/merge_sources.py"}
+# aggregates) before the merge writes anything; store/merge_rows.py counts the rows two stores disagree on and
+# checks each source column's type (issue 32), inside the same merge.
+WRITERS = {"store/merge.py", "store/merge_sources.py", "store/merge_rows.py"}
 
 
 def _plan(n: int, dataset: str = "d", model: str = "model-a"):
